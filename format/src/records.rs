@@ -399,6 +399,12 @@ fixed_records! {
         8 ts: u64,
         16 reason: u32,
     }
+
+    /// Names an API function: (`domain`, `cbid`) as used by [`Api`] records.
+    ApiName = 28, len 16, aux domain {
+        4 cbid: u32,
+        8 name: u32,
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,167 @@
+//! What the analyses produce; outputs render these.
+
+use crate::model::{Ns, Precision};
+
+/// Why the GPU sat idle. Every idle nanosecond gets exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cause {
+    /// Waiting for batches from producer threads or processes.
+    Data,
+    /// Reading files, page faults on mapped files, D state.
+    Io,
+    /// The launching thread was busy on a CPU.
+    Cpu,
+    /// Allocation, cudaFree storms, OOM-and-retry, offload copies, UM faults.
+    Memory,
+    /// The host blocked on the GPU (stream/device/event sync, D2H copy, .item()).
+    Sync,
+    /// Pageable or unoverlapped host-to-device input copies.
+    Transfer,
+    /// Tiny kernels launched back to back as fast as the host can launch them.
+    Launch,
+    /// Launched early but started late: waiting on another stream or event.
+    Other,
+}
+
+impl Cause {
+    pub const ALL: [Cause; 8] = [
+        Cause::Data,
+        Cause::Io,
+        Cause::Cpu,
+        Cause::Memory,
+        Cause::Sync,
+        Cause::Transfer,
+        Cause::Launch,
+        Cause::Other,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Data => "data",
+            Cause::Io => "io",
+            Cause::Cpu => "cpu",
+            Cause::Memory => "memory",
+            Cause::Sync => "sync",
+            Cause::Transfer => "transfer",
+            Cause::Launch => "launch",
+            Cause::Other => "other",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn from_name(s: &str) -> Option<Cause> {
+        Cause::ALL.into_iter().find(|c| c.name() == s)
+    }
+}
+
+/// One attributed stretch of idle GPU time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdleGap {
+    pub start: Ns,
+    pub end: Ns,
+    pub cause: Cause,
+    /// e.g. "cpu", "io", "starved" under data; "" when there is none.
+    pub sub: &'static str,
+    /// The thread on the critical path during the gap (0 when none).
+    pub pid: u32,
+    pub tid: u32,
+}
+
+impl IdleGap {
+    pub fn dur(&self) -> Ns {
+        self.end - self.start
+    }
+
+    /// "data/cpu", or just "sync".
+    pub fn label(&self) -> String {
+        if self.sub.is_empty() {
+            self.cause.name().to_string()
+        } else {
+            format!("{}/{}", self.cause.name(), self.sub)
+        }
+    }
+}
+
+/// Where the step boundaries came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepSource {
+    /// PyTorch's ProfilerStep#N ranges (NVTX or Kineto annotations).
+    ProfilerStep,
+    /// Other NVTX ranges that repeat once per iteration.
+    Nvtx,
+    /// Detected from the repeating pattern of GPU work.
+    Detected,
+    /// No steps found: the whole window is one step.
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub index: u32,
+    pub start: Ns,
+    pub end: Ns,
+    /// Much slower than the median (see `Steps::outlier_factor`).
+    pub outlier: bool,
+}
+
+impl Step {
+    pub fn dur(&self) -> Ns {
+        self.end - self.start
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Steps {
+    pub source: StepSource,
+    pub steps: Vec<Step>,
+    pub median_ns: Ns,
+    pub p90_ns: Ns,
+}
+
+/// Per-GPU results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceDiagnosis {
+    pub gpu: u32,
+    /// The active window: first GPU op start to last GPU op end.
+    pub window: (Ns, Ns),
+    pub busy_ns: Ns,
+    pub idle_ns: Ns,
+    /// Sorted by start, disjoint, covering exactly the idle time in the window.
+    pub gaps: Vec<IdleGap>,
+    /// Indexed by `Cause::index()`.
+    pub idle_by_cause: [Ns; 8],
+    /// Busy time per precision class (kernels only; union within a class).
+    pub busy_by_precision: Vec<(Precision, Ns)>,
+}
+
+/// One ranked finding: a cause, its evidence, a fix, and what fixing it is worth.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// A cause name, or "precision".
+    pub cause: String,
+    pub sub_cause: String,
+    /// Share of the analyzed window's wall time, in percent.
+    pub share_pct: f64,
+    /// Share of step time, in percent (equal to share_pct without steps).
+    pub step_share_pct: f64,
+    /// What-if saving over the whole window.
+    pub est_saving_ns: Ns,
+    /// Predicted median step time once fixed.
+    pub est_step_ns_after: Ns,
+    pub evidence: String,
+    pub fix: String,
+}
+
+/// Everything the analyses concluded about one timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnosis {
+    /// The analyzed window (GPU active window, or steps when present).
+    pub window: (Ns, Ns),
+    pub steps: Steps,
+    pub devices: Vec<DeviceDiagnosis>,
+    /// Ranked by est_saving_ns, largest first.
+    pub findings: Vec<Finding>,
+}

@@ -7,3 +7,5 @@
 
 pub mod analysis;
 pub mod model;
+pub mod output;
+pub mod read;

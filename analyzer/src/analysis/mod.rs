@@ -5,3 +5,6 @@
 mod types;
 
 pub use types::{Cause, DeviceDiagnosis, Diagnosis, Finding, IdleGap, Step, StepSource, Steps};
+
+pub mod hta;
+pub mod ranks;

@@ -1,0 +1,1 @@
+//! HolisticTraceAnalysis-compatible figures (`--hta-compat`).

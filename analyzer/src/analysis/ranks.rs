@@ -1,0 +1,1 @@
+//! Comparison across the ranks of a distributed job.

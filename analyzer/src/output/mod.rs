@@ -1,0 +1,4 @@
+//! Outputs: render a timeline and its diagnosis. Outputs never reach back into
+//! readers.
+
+pub mod perfetto;

@@ -1,0 +1,1 @@
+//! Perfetto trace (protobuf TracePacket/TrackEvent) writer.

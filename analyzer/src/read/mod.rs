@@ -1,0 +1,3 @@
+//! Readers: each turns a trace source into a [`Timeline`](crate::model::Timeline).
+
+pub mod kineto;

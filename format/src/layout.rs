@@ -10,6 +10,8 @@ use crate::{FORMAT_VERSION, MAGIC};
 
 /// Size of the header region. The command line fills what the fixed fields leave.
 pub const HEADER_SIZE: usize = 16 * 1024;
+/// Chunks start on a page boundary.
+pub const PAGE: u64 = 4096;
 /// Default chunk size.
 pub const DEFAULT_CHUNK_SIZE: u32 = 64 * 1024;
 /// Default number of thread slots.
@@ -186,7 +188,7 @@ impl Geometry {
         }
         let thread_table_offset = HEADER_SIZE as u64;
         let table_end = thread_table_offset + thread_slots as u64 * THREAD_SLOT_SIZE as u64;
-        let chunks_offset = table_end.div_ceil(chunk_size as u64) * chunk_size as u64;
+        let chunks_offset = table_end.div_ceil(PAGE) * PAGE;
         let chunk_count = capacity.checked_sub(chunks_offset)? / chunk_size as u64;
         if chunk_count == 0 {
             return None;
@@ -314,7 +316,7 @@ mod tests {
     fn geometry_aligns_chunks() {
         let g = Geometry::new(256 << 20, DEFAULT_CHUNK_SIZE, DEFAULT_THREAD_SLOTS).unwrap();
         assert_eq!(g.thread_table_offset, HEADER_SIZE as u64);
-        assert_eq!(g.chunks_offset % DEFAULT_CHUNK_SIZE as u64, 0);
+        assert_eq!(g.chunks_offset % PAGE, 0);
         assert!(g.chunks_offset >= g.thread_table_offset + 1024 * 1024);
         assert!(g.chunk_offset(g.chunk_count - 1) + g.chunk_size as u64 <= 256 << 20);
     }

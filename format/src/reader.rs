@@ -206,7 +206,7 @@ impl<'a> TraceView<'a> {
         }
         let table_end = thread_table_offset + thread_slots as u64 * THREAD_SLOT_SIZE as u64;
         let chunks_offset: u64 = get(bytes, hdr::CHUNKS_OFFSET);
-        if chunks_offset < table_end || chunks_offset % chunk_size as u64 != 0 {
+        if chunks_offset < table_end || chunks_offset % crate::layout::PAGE != 0 {
             return Err(bad("chunks_offset", chunks_offset, hdr::CHUNKS_OFFSET));
         }
         if have < chunks_offset {

@@ -202,6 +202,7 @@ impl Region {
 }
 
 /// A claimed thread slot: per-op counters updated in place by one thread.
+#[repr(transparent)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThreadSlot(*mut u8);
 
@@ -211,6 +212,14 @@ impl ThreadSlot {
 
     pub fn is_null(self) -> bool {
         self.0.is_null()
+    }
+
+    /// A slot over arbitrary memory (a scratch block for threads without a slot).
+    ///
+    /// # Safety
+    /// `p` must point to THREAD_SLOT_SIZE writable, 8-aligned bytes that live forever.
+    pub unsafe fn from_raw(p: *mut u8) -> ThreadSlot {
+        ThreadSlot(p)
     }
 
     /// Adds to a counter. Only the owning thread writes its slot, so this is a

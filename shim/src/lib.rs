@@ -1,1 +1,29 @@
-//! placeholder
+//! libstallscope.so: preloaded into a training job (LD_PRELOAD, and
+//! CUDA_INJECTION64_PATH for CUDA), it records host I/O and waits, thread
+//! samples and (through CUPTI) GPU activity into one crash-safe trace file per
+//! process.
+//!
+//! Layers, outermost first:
+//! * [`hooks`]: the exported `extern "C"` symbols. They only forward.
+//! * [`recorder`]: the plain Rust API the hooks call: a clock read, a
+//!   reentrancy guard and per-thread counters on the hot path; span records,
+//!   fd classification and chunk management on the cold path.
+//! * [`trace_file`]: creating, growing and mapping the file; bytes on disk are
+//!   defined by `stallscope-format`.
+//! * [`sampler`], [`lifecycle`]: the background thread and process events
+//!   (start, fork, exit).
+//!
+//! The shim never changes the traced program's behaviour: every failure turns
+//! the failing part off with one `stallscope:` line on stderr.
+
+pub mod clock;
+pub mod config;
+mod diag;
+mod fdinfo;
+pub mod hooks;
+pub mod lifecycle;
+pub mod real;
+pub mod recorder;
+mod sampler;
+mod tls;
+mod trace_file;

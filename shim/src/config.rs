@@ -1,0 +1,130 @@
+//! Configuration, parsed once from the environment at start-up.
+
+use std::ffi::OsString;
+
+/// Environment variables the shim reads.
+pub mod env {
+    pub const OUT: &str = "STALLSCOPE_OUT";
+    pub const MIN_SPAN_US: &str = "STALLSCOPE_MIN_SPAN_US";
+    pub const SAMPLE_HZ: &str = "STALLSCOPE_SAMPLE_HZ";
+    pub const MAX_MB: &str = "STALLSCOPE_MAX_MB";
+    pub const FLIGHT: &str = "STALLSCOPE_FLIGHT";
+    pub const GPU: &str = "STALLSCOPE_GPU";
+    pub const CUPTI: &str = "STALLSCOPE_CUPTI";
+    pub const QUIET: &str = "STALLSCOPE_QUIET";
+}
+
+pub const DEFAULT_MIN_SPAN_US: u64 = 20;
+pub const DEFAULT_SAMPLE_HZ: u32 = 100;
+pub const DEFAULT_MAX_MB: u64 = 256;
+/// Thread slots per file; threads past this still record spans but not counters.
+pub const THREAD_SLOTS: u32 = 256;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Output directory; recording is off without it.
+    pub out: Option<OsString>,
+    pub min_span_ns: u64,
+    pub sample_hz: u32,
+    pub max_bytes: u64,
+    pub flight: bool,
+    pub gpu: bool,
+    /// Explicit libcupti (or gpusim) path.
+    pub cupti: Option<OsString>,
+    /// Suppress the `stallscope:` lines.
+    pub quiet: bool,
+}
+
+impl Config {
+    /// Reads the configuration through `get` (the environment in production).
+    /// Malformed numbers fall back to defaults and are reported in `problems`.
+    pub fn parse(get: impl Fn(&str) -> Option<OsString>, problems: &mut Vec<String>) -> Config {
+        let mut num = |name: &str, default: u64, max: u64| -> u64 {
+            match get(name) {
+                None => default,
+                Some(v) => match v.to_str().and_then(|s| s.trim().parse::<u64>().ok()) {
+                    Some(n) if n <= max => n,
+                    _ => {
+                        problems.push(format!(
+                            "{name}={} is not a number from 0 to {max}; using {default}",
+                            v.to_string_lossy()
+                        ));
+                        default
+                    }
+                },
+            }
+        };
+        let min_span_us = num(env::MIN_SPAN_US, DEFAULT_MIN_SPAN_US, 3_600_000_000);
+        let sample_hz = num(env::SAMPLE_HZ, DEFAULT_SAMPLE_HZ as u64, 10_000) as u32;
+        let max_mb = num(env::MAX_MB, DEFAULT_MAX_MB, 1 << 20).max(4);
+        let flag = |name: &str, default: bool| match get(name) {
+            None => default,
+            Some(v) => !matches!(
+                v.to_str().map(str::trim),
+                Some("0" | "" | "false" | "no" | "off")
+            ),
+        };
+        Config {
+            out: get(env::OUT).filter(|v| !v.is_empty()),
+            min_span_ns: min_span_us * 1000,
+            sample_hz,
+            max_bytes: max_mb << 20,
+            flight: flag(env::FLIGHT, false),
+            gpu: flag(env::GPU, true),
+            cupti: get(env::CUPTI).filter(|v| !v.is_empty()),
+            quiet: flag(env::QUIET, false),
+        }
+    }
+
+    pub fn from_env(problems: &mut Vec<String>) -> Config {
+        Config::parse(|k| std::env::var_os(k), problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(pairs: &[(&str, &str)]) -> (Config, Vec<String>) {
+        let m: HashMap<String, OsString> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        let mut problems = vec![];
+        let c = Config::parse(|k| m.get(k).cloned(), &mut problems);
+        (c, problems)
+    }
+
+    #[test]
+    fn defaults() {
+        let (c, p) = parse(&[]);
+        assert!(p.is_empty());
+        assert_eq!(c.out, None);
+        assert_eq!(c.min_span_ns, 20_000);
+        assert_eq!(c.sample_hz, 100);
+        assert_eq!(c.max_bytes, 256 << 20);
+        assert!(!c.flight);
+        assert!(c.gpu);
+    }
+
+    #[test]
+    fn values_and_bad_values() {
+        let (c, p) = parse(&[
+            (env::OUT, "/tmp/run"),
+            (env::MIN_SPAN_US, "0"),
+            (env::SAMPLE_HZ, "fast"),
+            (env::FLIGHT, "1"),
+            (env::GPU, "0"),
+            (env::MAX_MB, "1"),
+        ]);
+        assert_eq!(c.out.as_deref(), Some(std::ffi::OsStr::new("/tmp/run")));
+        assert_eq!(c.min_span_ns, 0);
+        assert_eq!(c.sample_hz, 100);
+        assert!(c.flight);
+        assert!(!c.gpu);
+        assert_eq!(c.max_bytes, 4 << 20, "cap has a floor");
+        assert_eq!(p.len(), 1);
+        assert!(p[0].contains("STALLSCOPE_SAMPLE_HZ=fast"));
+    }
+}

@@ -1,0 +1,220 @@
+//! Classifying fds: what a span's fd refers to (a file with its path and
+//! filesystem type, a pipe, a socket...). Done on the cold path only, once per
+//! distinct (device, inode): a small lock-free table remembers which objects
+//! this process already described in its trace.
+
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use stallscope_format::FdClass;
+use stallscope_format::records::Object;
+
+use crate::clock;
+use crate::recorder::Writer;
+
+const TABLE: usize = 4096;
+const PROBES: usize = 16;
+/// Marks a bucket whose key is being written.
+const WRITING: u32 = u32::MAX;
+
+static KEY_INO: [AtomicU64; TABLE] = [const { AtomicU64::new(0) }; TABLE];
+static KEY_DEV: [AtomicU64; TABLE] = [const { AtomicU64::new(0) }; TABLE];
+static IDS: [AtomicU32; TABLE] = [const { AtomicU32::new(0) }; TABLE];
+
+/// Forgets every described object (a forked child starts a new file).
+pub fn reset() {
+    for i in 0..TABLE {
+        IDS[i].store(0, Ordering::Relaxed);
+        KEY_DEV[i].store(0, Ordering::Relaxed);
+        KEY_INO[i].store(0, Ordering::Relaxed);
+    }
+}
+
+fn bucket(dev: u64, ino: u64) -> usize {
+    let h = (dev ^ ino.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 40) as usize % TABLE
+}
+
+fn lookup(dev: u64, ino: u64) -> u32 {
+    let b = bucket(dev, ino);
+    for i in 0..PROBES {
+        let k = (b + i) % TABLE;
+        let id = IDS[k].load(Ordering::Acquire);
+        if id == 0 {
+            return 0;
+        }
+        if id != WRITING
+            && KEY_INO[k].load(Ordering::Relaxed) == ino
+            && KEY_DEV[k].load(Ordering::Relaxed) == dev
+        {
+            return id;
+        }
+    }
+    0
+}
+
+fn remember(dev: u64, ino: u64, id: u32) {
+    let b = bucket(dev, ino);
+    for i in 0..PROBES {
+        let k = (b + i) % TABLE;
+        // Claim an empty bucket, fill in the key, then publish the id.
+        if IDS[k]
+            .compare_exchange(0, WRITING, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            KEY_INO[k].store(ino, Ordering::Relaxed);
+            KEY_DEV[k].store(dev, Ordering::Relaxed);
+            IDS[k].store(id, Ordering::Release);
+            return;
+        }
+    }
+    // Table full around this bucket: the object will be described again next time.
+}
+
+/// Returns the object id for `fd`, describing it in the trace on first sight.
+/// 0 if the fd is not open.
+pub fn object_for(w: &mut Writer<'_>, fd: c_int) -> u32 {
+    // SAFETY: plain fstat into a local.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return 0;
+    }
+    let (dev, ino) = (st.st_dev, st.st_ino);
+    let known = lookup(dev, ino);
+    if known != 0 {
+        return known;
+    }
+    let class = classify(fd, st.st_mode);
+    let mut path = [0u8; 4096];
+    let n = fd_path(fd, &mut path);
+    let fs_magic = match class {
+        FdClass::File | FdClass::Dir => fs_type(fd),
+        _ => 0,
+    };
+    let id = w.next_object();
+    let path_id = w.string(&path[..n]);
+    let obj = Object {
+        class: class as u8,
+        obj: id,
+        ts: clock::mono_ns(),
+        dev,
+        ino,
+        fs_magic,
+        path: path_id,
+        fd,
+    };
+    if !w.meta(Object::LEN, &mut |b| obj.encode(b)) {
+        return 0;
+    }
+    remember(dev, ino, id);
+    id
+}
+
+fn classify(fd: c_int, mode: libc::mode_t) -> FdClass {
+    match mode & libc::S_IFMT {
+        libc::S_IFREG => FdClass::File,
+        libc::S_IFDIR => FdClass::Dir,
+        libc::S_IFIFO => FdClass::Pipe,
+        libc::S_IFCHR => FdClass::CharDevice,
+        libc::S_IFBLK => FdClass::BlockDevice,
+        libc::S_IFSOCK => match (sockopt(fd, libc::SO_DOMAIN), sockopt(fd, libc::SO_TYPE)) {
+            (Some(libc::AF_UNIX), _) => FdClass::UnixSocket,
+            (Some(libc::AF_INET | libc::AF_INET6), Some(libc::SOCK_STREAM)) => FdClass::TcpSocket,
+            _ => FdClass::OtherSocket,
+        },
+        _ => FdClass::Other,
+    }
+}
+
+fn sockopt(fd: c_int, opt: c_int) -> Option<c_int> {
+    let mut v: c_int = 0;
+    let mut len = size_of::<c_int>() as libc::socklen_t;
+    // SAFETY: out-parameters sized for an int.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            opt,
+            (&mut v as *mut c_int).cast(),
+            &mut len,
+        )
+    };
+    (r == 0).then_some(v)
+}
+
+fn fs_type(fd: c_int) -> u32 {
+    // SAFETY: plain fstatfs into a local.
+    let mut sfs: libc::statfs = unsafe { core::mem::zeroed() };
+    if unsafe { libc::fstatfs(fd, &mut sfs) } != 0 {
+        return 0;
+    }
+    sfs.f_type as u32
+}
+
+/// The fd's path from /proc/self/fd (for pipes and sockets: "pipe:[ino]").
+fn fd_path(fd: c_int, out: &mut [u8]) -> usize {
+    let mut link = [0u8; 32];
+    let prefix = b"/proc/self/fd/";
+    link[..prefix.len()].copy_from_slice(prefix);
+    let mut digits = [0u8; 12];
+    let mut v = fd as u32;
+    let mut nd = 0;
+    loop {
+        digits[nd] = b'0' + (v % 10) as u8;
+        nd += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for i in 0..nd {
+        link[prefix.len() + i] = digits[nd - 1 - i];
+    }
+    // SAFETY: link is NUL-terminated (zero-filled), out is a writable buffer.
+    let n = unsafe { libc::readlink(link.as_ptr().cast(), out.as_mut_ptr().cast(), out.len()) };
+    if n < 0 { 0 } else { n as usize }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_remembers_and_resets() {
+        assert_eq!(lookup(1, 2), 0);
+        remember(1, 2, 7);
+        remember(1, 3, 8);
+        assert_eq!(lookup(1, 2), 7);
+        assert_eq!(lookup(1, 3), 8);
+        assert_eq!(lookup(2, 2), 0);
+        reset();
+        assert_eq!(lookup(1, 2), 0);
+    }
+
+    #[test]
+    fn classifies_common_fds() {
+        let f = std::fs::File::open("/proc/self/stat").unwrap();
+        use std::os::fd::AsRawFd;
+        let mut st: libc::stat = unsafe { core::mem::zeroed() };
+        unsafe { libc::fstat(f.as_raw_fd(), &mut st) };
+        assert_eq!(classify(f.as_raw_fd(), st.st_mode), FdClass::File);
+        let mut fds = [0; 2];
+        unsafe { libc::pipe(fds.as_mut_ptr()) };
+        unsafe { libc::fstat(fds[0], &mut st) };
+        assert_eq!(classify(fds[0], st.st_mode), FdClass::Pipe);
+        let mut buf = [0u8; 64];
+        let n = fd_path(fds[0], &mut buf);
+        assert!(
+            buf[..n].starts_with(b"pipe:["),
+            "{:?}",
+            std::str::from_utf8(&buf[..n])
+        );
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        unsafe { libc::fstat(a.as_raw_fd(), &mut st) };
+        assert_eq!(classify(a.as_raw_fd(), st.st_mode), FdClass::UnixSocket);
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! The recorder API the hooks, the sampler and the CUPTI consumer call.
+//!
+//! Hot path ([`enter`] / [`leave_fd`] / [`leave_addr`]): one relaxed load of the
+//! global switch, the thread's reentrancy guard, two tick reads and three
+//! counter updates in the thread's slot of the mapped file. No locks, no
+//! allocation, no system calls. Only calls that last at least the span
+//! threshold take the cold path, which timestamps the span, classifies the fd
+//! and appends a record to the thread's chunk.
+
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use stallscope_format::HostOp;
+use stallscope_format::layout::{ChunkKind, counter_offset, state};
+use stallscope_format::records::{self, Note, Span};
+use stallscope_format::writer::{Claim, MetaStream, Region, ThreadSlot};
+
+use crate::clock::{self, ticks, ticks_to_ns};
+use crate::tls::{STATE, ThreadState, gettid};
+use crate::trace_file::{TraceFile, strerror};
+use crate::{diag, fdinfo};
+
+/// Everything about the current process's recording. Created once per process
+/// image (and again in each forked child); never freed, so references stay
+/// valid for threads that are still running when recording stops.
+pub struct Recorder {
+    pub region: Region,
+    pub file: TraceFile,
+    pub meta: MetaStream,
+    pub pid: u32,
+    next_string: AtomicU32,
+    next_object: AtomicU32,
+    cap_reported: AtomicBool,
+}
+
+static RECORDER: AtomicPtr<Recorder> = AtomicPtr::new(core::ptr::null_mut());
+static ENABLED: AtomicBool = AtomicBool::new(false);
+static THRESHOLD_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// Counters of threads that found no free slot; never part of the file.
+#[repr(C, align(64))]
+struct Spare([u8; stallscope_format::layout::THREAD_SLOT_SIZE]);
+static mut SPARE: Spare = Spare([0; stallscope_format::layout::THREAD_SLOT_SIZE]);
+
+/// The start of a hooked call; `t0 == 0` means "not recording this call".
+#[derive(Clone, Copy)]
+pub struct Entry {
+    t0: u64,
+}
+
+/// Starts timing a hooked call, unless recording is off or the shim itself is
+/// running on this thread.
+#[inline(always)]
+pub fn enter() -> Entry {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return Entry { t0: 0 };
+    }
+    STATE.with(|s| {
+        if s.busy.get() {
+            return Entry { t0: 0 };
+        }
+        s.busy.set(true);
+        Entry { t0: ticks() }
+    })
+}
+
+/// Ends a call on an fd. `moved` is the call's return value (bytes for data
+/// calls); `force` records a span regardless of duration (mmap of files).
+#[inline(always)]
+pub fn leave_fd(e: Entry, op: HostOp, fd: c_int, moved: i64, force: bool) {
+    if e.t0 != 0 {
+        leave(
+            e,
+            op,
+            Target::Fd(fd),
+            if moved > 0 { moved as u64 } else { 0 },
+            force,
+        );
+    }
+}
+
+/// Ends a wait on a synchronization object at `addr` (0 for sleeps).
+#[inline(always)]
+pub fn leave_addr(e: Entry, op: HostOp, addr: usize) {
+    if e.t0 != 0 {
+        leave(e, op, Target::Addr(addr as u64), 0, false);
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Target {
+    Fd(c_int),
+    Addr(u64),
+}
+
+#[inline(always)]
+fn leave(e: Entry, op: HostOp, target: Target, bytes: u64, force: bool) {
+    let t1 = ticks();
+    let d = t1.wrapping_sub(e.t0);
+    STATE.with(|s| {
+        let mut slot = s.slot.get();
+        if slot.is_null() {
+            slot = attach_thread(s);
+        }
+        // SAFETY: the slot is ours (or the spare) and the offsets are counter offsets.
+        unsafe {
+            slot.add(counter_offset(op, 0), 1);
+            slot.add(counter_offset(op, 1), bytes);
+            slot.add(counter_offset(op, 2), d);
+        }
+        if force || d >= THRESHOLD_TICKS.load(Ordering::Relaxed) {
+            span_slow(s, op, target, e.t0, t1, bytes);
+        }
+        s.busy.set(false);
+    });
+}
+
+/// Gives the calling thread its counter slot.
+#[cold]
+#[inline(never)]
+fn attach_thread(s: &ThreadState) -> ThreadSlot {
+    let tid = gettid();
+    s.tid.set(tid);
+    let slot = recorder()
+        .and_then(|r| r.region.claim_slot(tid))
+        // SAFETY: the spare is only ever used as a scratch counter block.
+        .unwrap_or_else(|| unsafe { spare_slot() });
+    s.slot.set(slot);
+    slot
+}
+
+unsafe fn spare_slot() -> ThreadSlot {
+    // SAFETY: SPARE is a static scratch block; racing writes only garble
+    // counters nobody reads.
+    unsafe { ThreadSlot::from_raw(core::ptr::addr_of_mut!(SPARE) as *mut u8) }
+}
+
+#[cold]
+#[inline(never)]
+fn span_slow(s: &ThreadState, op: HostOp, target: Target, t0: u64, t1: u64, bytes: u64) {
+    // SAFETY: thread-local errno; the program must see the value the real call left.
+    let saved = unsafe { *libc::__errno_location() };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let Some(rec) = recorder() else { return };
+        let end = clock::mono_ns();
+        let dur = ticks_to_ns(t1.wrapping_sub(t0));
+        let mut w = Writer { rec, s };
+        let (obj, bytes) = match target {
+            Target::Fd(fd) if fd >= 0 => (fdinfo::object_for(&mut w, fd), bytes),
+            Target::Fd(_) => (0, bytes),
+            Target::Addr(a) => (0, a),
+        };
+        let span = Span {
+            op: op as u8,
+            obj,
+            ts: end.saturating_sub(dur),
+            dur,
+            bytes,
+        };
+        w.event(Span::LEN, &mut |b| span.encode(b));
+    }));
+    if r.is_err() {
+        stop("internal error while recording a span; recording stopped");
+    }
+    unsafe { *libc::__errno_location() = saved };
+}
+
+/// The recorder of this process, if recording.
+pub fn recorder() -> Option<&'static Recorder> {
+    let p = RECORDER.load(Ordering::Acquire);
+    // SAFETY: recorders are leaked, never freed.
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// Installs a new recorder and turns recording on.
+pub fn install(file: TraceFile, region: Region, pid: u32, min_span_ns: u64) -> &'static Recorder {
+    let rec: &'static Recorder = Box::leak(Box::new(Recorder {
+        region,
+        file,
+        meta: MetaStream::new(),
+        pid,
+        next_string: AtomicU32::new(1),
+        next_object: AtomicU32::new(1),
+        cap_reported: AtomicBool::new(false),
+    }));
+    set_threshold(min_span_ns);
+    RECORDER.store(rec as *const Recorder as *mut Recorder, Ordering::Release);
+    ENABLED.store(true, Ordering::Release);
+    rec
+}
+
+/// Forgets the recorder (in a forked child, before installing its own).
+pub fn uninstall() {
+    ENABLED.store(false, Ordering::Release);
+    RECORDER.store(core::ptr::null_mut(), Ordering::Release);
+}
+
+/// Recomputes the threshold in ticks (after the tick rate is refined).
+pub fn set_threshold(min_span_ns: u64) {
+    THRESHOLD_TICKS.store(clock::ns_to_ticks(min_span_ns), Ordering::Relaxed);
+}
+
+/// Turns recording off for good, with one line on stderr.
+pub fn stop(reason: &str) {
+    if ENABLED.swap(false, Ordering::AcqRel) {
+        if let Some(rec) = recorder() {
+            rec.region.set_state(state::STOPPED);
+            let _ = with_writer(|w| w.note(records::note::STOPPED, reason));
+        }
+        diag::say(reason);
+    }
+}
+
+/// Forgets the calling thread's slot and chunk (after fork, in the child).
+pub fn reset_thread() {
+    STATE.with(|s| {
+        s.busy.set(false);
+        s.slot.set(ThreadSlot::NULL);
+        s.chunk.set(stallscope_format::writer::ChunkWriter::EMPTY);
+        s.tid.set(0);
+    });
+}
+
+/// Ends the shim's own work on this thread (hooked calls are recorded again).
+pub fn release_thread() {
+    STATE.with(|s| s.busy.set(false));
+}
+
+/// Marks the calling thread as the shim's own for good (the sampler, CUPTI's
+/// worker): the calls it makes are not recorded.
+pub fn own_thread() {
+    STATE.with(|s| s.busy.set(true));
+}
+
+/// Runs `f` with the calling thread's writer, as the shim: hooked calls made
+/// meanwhile pass through unrecorded. None if not recording.
+pub fn with_writer<R>(f: impl FnOnce(&mut Writer<'_>) -> R) -> Option<R> {
+    let rec = recorder()?;
+    STATE.with(|s| {
+        let was = s.busy.replace(true);
+        if s.slot.get().is_null() {
+            attach_thread(s);
+        }
+        let r = catch_unwind(AssertUnwindSafe(|| f(&mut Writer { rec, s })));
+        s.busy.set(was);
+        r.ok()
+    })
+}
+
+/// Appends records for the calling thread.
+pub struct Writer<'a> {
+    rec: &'static Recorder,
+    s: &'a ThreadState,
+}
+
+impl Writer<'_> {
+    pub fn recorder(&self) -> &'static Recorder {
+        self.rec
+    }
+
+    pub fn tid(&self) -> u32 {
+        self.s.tid.get()
+    }
+
+    fn grow(&self) -> impl FnMut(u64, u64) -> bool + '_ {
+        |off, len| self.rec.file.grow(off, len)
+    }
+
+    /// Appends an event record of `len` bytes to this thread's chunk. False if
+    /// it was dropped (cap reached or disk full); drops are counted.
+    pub fn event(&mut self, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        if !enabled() {
+            return false;
+        }
+        let mut w = self.s.chunk.get();
+        // SAFETY: the chunk belongs to this thread.
+        if unsafe { w.write(len, &mut *fill) } {
+            self.s.chunk.set(w);
+            return true;
+        }
+        unsafe { w.seal() };
+        let claim =
+            self.rec
+                .region
+                .claim_chunk(ChunkKind::Thread, self.s.tid.get(), &mut self.grow());
+        let ok = match claim {
+            Claim::Chunk(c) => {
+                w = c;
+                unsafe { w.write(len, &mut *fill) }
+            }
+            Claim::Full => {
+                self.report_cap();
+                false
+            }
+            Claim::NoSpace => {
+                self.report_no_space();
+                false
+            }
+        };
+        self.s.chunk.set(w);
+        if !ok {
+            let slot = self.s.slot.get();
+            if slot.is_null() {
+                self.rec.region.add_dropped(1);
+            } else {
+                // SAFETY: our own slot.
+                unsafe { slot.add_dropped(1) };
+            }
+        }
+        ok
+    }
+
+    /// Appends a shared definition (string, fd object). False if dropped.
+    pub fn meta(&mut self, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        let ok = self
+            .rec
+            .meta
+            .write(&self.rec.region, len, fill, &mut self.grow());
+        if !ok && self.rec.region.state() & state::DISK_FULL != 0 {
+            self.report_no_space();
+        }
+        ok
+    }
+
+    /// Defines a string and returns its id (0 if it could not be written).
+    pub fn string(&mut self, text: &[u8]) -> u32 {
+        let id = self.rec.next_string.fetch_add(1, Ordering::Relaxed);
+        let len = records::string_record_len(text);
+        if self.meta(len, &mut |b| records::encode_string(b, id, text)) {
+            id
+        } else {
+            0
+        }
+    }
+
+    /// A fresh object id for an fd classification.
+    pub fn next_object(&self) -> u32 {
+        self.rec.next_object.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Records a note for the user.
+    pub fn note(&mut self, code: u32, text: &str) {
+        let text_id = self.string(text.as_bytes());
+        let n = Note {
+            level: 1,
+            code,
+            ts: clock::mono_ns(),
+            text: text_id,
+        };
+        self.event(Note::LEN, &mut |b| n.encode(b));
+    }
+
+    fn report_cap(&mut self) {
+        if !self.rec.cap_reported.swap(true, Ordering::Relaxed) {
+            let msg = format!(
+                "trace size cap reached for {} ({} MiB); further records are counted as dropped \
+                 (raise STALLSCOPE_MAX_MB, or set STALLSCOPE_FLIGHT=1 to keep the newest)",
+                self.rec.file.path,
+                self.rec
+                    .region
+                    .geometry()
+                    .chunk_offset(self.rec.region.geometry().chunk_count)
+                    >> 20
+            );
+            diag::say(&msg);
+            let text = self.string(msg.as_bytes());
+            let n = Note {
+                level: 1,
+                code: records::note::CAP_REACHED,
+                ts: clock::mono_ns(),
+                text,
+            };
+            // The note itself may not fit any more; the header state says it too.
+            let mut w = self.s.chunk.get();
+            unsafe { w.write(Note::LEN, |b| n.encode(b)) };
+            self.s.chunk.set(w);
+        }
+    }
+
+    fn report_no_space(&mut self) {
+        let msg = format!(
+            "cannot grow {} ({}); recording stopped, the program continues",
+            self.rec.file.path,
+            strerror(self.rec.file.last_errno())
+        );
+        stop(&msg);
+    }
+}

@@ -1,0 +1,304 @@
+//! The sampler thread: about 100 times a second it reads each thread's state,
+//! CPU time, run-queue delay and page faults from /proc, and records what
+//! changed. Major faults reveal memory-mapped datasets; run-queue delay reveals
+//! CPU contention. Once a second it also refines the tick calibration and
+//! records a clock pair.
+
+use core::ffi::c_int;
+use std::ffi::CString;
+
+use stallscope_format::records::{Clock, Sample, ThreadName};
+
+use crate::clock::{self, Pair};
+use crate::recorder::{self, Writer};
+use crate::tls::gettid;
+use crate::{diag, real};
+
+/// Threads followed at once; more are sampled in later rounds as others exit.
+const MAX_THREADS: usize = 256;
+/// Re-list /proc/self/task every this many ticks.
+const RELIST_TICKS: u64 = 10;
+
+struct Tracked {
+    tid: u32,
+    stat_fd: c_int,
+    sched_fd: c_int,
+    last: Option<Sample>,
+    name_hash: u64,
+    quiet_ticks: u32,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        for fd in [self.stat_fd, self.sched_fd] {
+            if fd >= 0 {
+                unsafe { real::close(fd) };
+            }
+        }
+    }
+}
+
+pub fn start(hz: u32, start: Pair, min_span_ns: u64) {
+    if hz == 0 {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("stallscope".into())
+        .stack_size(256 * 1024)
+        .spawn(move || run(hz, start, min_span_ns));
+    if let Err(e) = spawned {
+        diag::say(&format!(
+            "cannot start the sampler thread ({e}); thread samples are off"
+        ));
+    }
+}
+
+fn run(hz: u32, start: Pair, min_span_ns: u64) {
+    recorder::own_thread();
+    let me = gettid();
+    let period = 1_000_000_000 / hz as u64;
+    let mut threads: Vec<Tracked> = Vec::new();
+    let mut next = clock::mono_ns();
+    let mut last_clock = next;
+    let mut tick = 0u64;
+    loop {
+        next += period;
+        sleep_until(next);
+        let Some(rec) = recorder::recorder() else {
+            return;
+        };
+        if !recorder::enabled() {
+            return;
+        }
+        let now = clock::mono_ns();
+        if now > next + 10 * period {
+            next = now; // fell behind (suspended, overloaded): do not burst
+        }
+        if tick % RELIST_TICKS == 0 {
+            relist(&mut threads, me);
+        }
+        recorder::with_writer(|w| {
+            for t in threads.iter_mut() {
+                sample(w, t, now);
+            }
+        });
+        threads.retain_mut(|t| {
+            if t.stat_fd < 0 {
+                t.stat_fd = -t.stat_fd - 1;
+                return false;
+            }
+            true
+        });
+        if now - last_clock >= 1_000_000_000 {
+            last_clock = now;
+            let p = clock::pair();
+            clock::set_rate(start, p);
+            if clock::using_tsc() {
+                recorder::set_threshold(min_span_ns);
+                rec.region.set_ticks_per_sec(clock::ticks_per_sec());
+            }
+            let c = Clock {
+                reserved: 0,
+                mono_ns: p.mono,
+                real_ns: clock::real_ns(),
+                ticks: p.ticks,
+            };
+            recorder::with_writer(|w| w.event(Clock::LEN, &mut |b| c.encode(b)));
+        }
+        tick += 1;
+    }
+}
+
+fn sleep_until(deadline: u64) {
+    let ts = libc::timespec {
+        tv_sec: (deadline / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
+    };
+    // EINTR just ends this sleep early; the loop re-arms.
+    unsafe {
+        real::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            core::ptr::null_mut(),
+        )
+    };
+}
+
+/// Picks up new threads (and forgets none: exited ones fail their next read).
+fn relist(threads: &mut Vec<Tracked>, me: u32) {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return;
+    };
+    for entry in dir.flatten() {
+        if threads.len() >= MAX_THREADS {
+            break;
+        }
+        let Some(tid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if tid == me || threads.iter().any(|t| t.tid == tid) {
+            continue;
+        }
+        let open = |leaf: &str| {
+            let p = CString::new(format!("/proc/self/task/{tid}/{leaf}")).expect("no NUL");
+            unsafe { real::open(p.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC, 0) }
+        };
+        let stat_fd = open("stat");
+        if stat_fd < 0 {
+            continue;
+        }
+        threads.push(Tracked {
+            tid,
+            stat_fd,
+            sched_fd: open("schedstat"),
+            last: None,
+            name_hash: 0,
+            quiet_ticks: 0,
+        });
+    }
+}
+
+fn read_at0(fd: c_int, buf: &mut [u8]) -> Option<usize> {
+    let n = unsafe { real::pread(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+    (n > 0).then_some(n as usize)
+}
+
+fn sample(w: &mut Writer<'_>, t: &mut Tracked, now: u64) {
+    let mut buf = [0u8; 1024];
+    let Some(n) = read_at0(t.stat_fd, &mut buf) else {
+        // The thread exited: mark it; `retain` drops it and Drop closes its fds.
+        t.stat_fd = -t.stat_fd - 1;
+        return;
+    };
+    let Some(stat) = parse_stat(&buf[..n]) else {
+        return;
+    };
+    let name_hash = fnv(stat.comm);
+    if name_hash != t.name_hash {
+        t.name_hash = name_hash;
+        let name = w.string(stat.comm);
+        let rec = ThreadName {
+            reserved: 0,
+            tid: t.tid,
+            ts: now,
+            name,
+        };
+        w.event(ThreadName::LEN, &mut |b| rec.encode(b));
+    }
+    let (cpu_ns, run_delay_ns) = {
+        let mut sb = [0u8; 128];
+        match (t.sched_fd >= 0)
+            .then(|| read_at0(t.sched_fd, &mut sb))
+            .flatten()
+        {
+            Some(m) => parse_schedstat(&sb[..m]).unwrap_or((stat.cpu_ticks_ns, 0)),
+            None => (stat.cpu_ticks_ns, 0),
+        }
+    };
+    let s = Sample {
+        state: stat.state,
+        tid: t.tid,
+        ts: now,
+        cpu_ns,
+        run_delay_ns,
+        majflt: stat.majflt as u32,
+        minflt: stat.minflt as u32,
+    };
+    let changed = match t.last {
+        None => true,
+        Some(l) => {
+            l.state != s.state
+                || l.cpu_ns != s.cpu_ns
+                || l.run_delay_ns != s.run_delay_ns
+                || l.majflt != s.majflt
+        }
+    };
+    t.quiet_ticks += 1;
+    // Unchanged threads are still confirmed about once a second.
+    if changed || t.quiet_ticks >= 100 {
+        t.quiet_ticks = 0;
+        t.last = Some(s);
+        w.event(Sample::LEN, &mut |b| s.encode(b));
+    }
+}
+
+#[derive(Debug, PartialEq)]
+struct Stat<'a> {
+    comm: &'a [u8],
+    state: u8,
+    minflt: u64,
+    majflt: u64,
+    cpu_ticks_ns: u64,
+}
+
+/// Parses /proc/<pid>/task/<tid>/stat. The name may hold spaces and
+/// parentheses, so fields are counted from the last ')'.
+fn parse_stat(b: &[u8]) -> Option<Stat<'_>> {
+    let open = b.iter().position(|&c| c == b'(')?;
+    let close = b.iter().rposition(|&c| c == b')')?;
+    let comm = b.get(open + 1..close)?;
+    let rest = std::str::from_utf8(b.get(close + 1..)?).ok()?;
+    let f: Vec<&str> = rest.split_ascii_whitespace().take(13).collect();
+    if f.len() < 13 {
+        return None;
+    }
+    let num = |i: usize| f[i].parse::<u64>().ok();
+    // Clock ticks are 100 Hz on every Linux ABI stallscope supports.
+    let tick_ns = 10_000_000;
+    Some(Stat {
+        comm,
+        state: *f[0].as_bytes().first()?,
+        minflt: num(7)?,
+        majflt: num(9)?,
+        cpu_ticks_ns: (num(11)? + num(12)?) * tick_ns,
+    })
+}
+
+/// Parses /proc/.../schedstat: on-CPU ns, run-queue wait ns, timeslices.
+fn parse_schedstat(b: &[u8]) -> Option<(u64, u64)> {
+    let s = std::str::from_utf8(b).ok()?;
+    let mut it = s.split_ascii_whitespace();
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+fn fnv(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &c| {
+        (h ^ c as u64).wrapping_mul(0x100_0000_01b3)
+    }) | 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_with_odd_names() {
+        let line = b"1234 (pt_data (worker) 1) D 1 1234 1234 0 -1 4194560 5000 0 42 0 150 25 0 0 20 0 3 0 100 0 0";
+        let s = parse_stat(line).unwrap();
+        assert_eq!(s.comm, b"pt_data (worker) 1");
+        assert_eq!(s.state, b'D');
+        assert_eq!(s.minflt, 5000);
+        assert_eq!(s.majflt, 42);
+        assert_eq!(s.cpu_ticks_ns, 175 * 10_000_000);
+        assert!(parse_stat(b"1 (x) R 1 2").is_none());
+        assert!(parse_stat(b"garbage").is_none());
+    }
+
+    #[test]
+    fn parses_schedstat() {
+        assert_eq!(parse_schedstat(b"123456 789 10\n"), Some((123456, 789)));
+        assert_eq!(parse_schedstat(b""), None);
+    }
+
+    #[test]
+    fn reads_own_stat() {
+        let b = std::fs::read("/proc/thread-self/stat").unwrap();
+        let s = parse_stat(&b).unwrap();
+        assert_eq!(s.state, b'R');
+    }
+}

@@ -1,0 +1,42 @@
+//! Subcommands. Each lives in its own module; this one only dispatches.
+
+pub mod dump;
+mod record;
+mod shim_path;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Why is my GPU idle, and what is each fix worth?
+///
+/// stallscope records a training job without code changes (host I/O and waits,
+/// thread samples, and GPU activity through CUPTI), then attributes every idle
+/// GPU nanosecond to a cause and estimates what each fix would save.
+///
+/// Typical use:
+///
+///   stallscope record -o run1 -- python train.py
+///
+///   stallscope analyze run1 --perfetto run1.pftrace
+///
+///   stallscope check run1 --max-idle 20
+#[derive(Debug, Parser)]
+#[command(name = "stallscope", version, verbatim_doc_comment)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Record(record::RecordArgs),
+    Dump(dump::DumpArgs),
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Record(a) => record::run(a),
+        Command::Dump(a) => dump::run(a),
+    }
+}

@@ -1,0 +1,171 @@
+//! End to end: real Python processes (threads and forked workers) under the
+//! shim, read back through `stallscope dump --json`.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::*;
+use serde_json::Value;
+
+fn spans<'a>(recs: &'a [Value], op: &str, path: &str) -> Vec<&'a Value> {
+    recs.iter()
+        .filter(|r| r["kind"] == "span" && r["op"] == op && r["path"] == path)
+        .collect()
+}
+
+fn counters(recs: &[Value], tid: u64) -> &Value {
+    recs.iter()
+        .find(|r| r["kind"] == "counters" && r["tid"] == tid)
+        .unwrap_or_else(|| panic!("no counters for tid {tid}"))
+}
+
+#[test]
+fn threads_and_forked_workers_are_recorded_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let report = tmp.path().join("report.json");
+    let rec = tmp.path().join("rec");
+    record_python(
+        &rec,
+        &["--min-span-us", "0"],
+        "host_io.py",
+        &[data.to_str().unwrap(), report.to_str().unwrap()],
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let main_pid = report["main_pid"].as_u64().unwrap();
+    let magic = fs_magic(&data);
+
+    // One file per process: the main one and the two workers, which name it.
+    let mut by_pid: HashMap<u64, Vec<Value>> = HashMap::new();
+    for f in trace_files(&rec) {
+        let recs = dump(&f);
+        let pid = recs[0]["pid"].as_u64().unwrap();
+        assert!(
+            by_pid.insert(pid, recs).is_none(),
+            "two files for pid {pid}"
+        );
+    }
+    let main = &by_pid[&main_pid];
+
+    for t in report["threads"].as_array().unwrap() {
+        let tid = t["tid"].as_u64().unwrap();
+        let path = t["path"].as_str().unwrap();
+        let calls = t["pread_calls"].as_u64().unwrap();
+        let s = spans(main, "pread", path);
+        assert_eq!(s.len() as u64, calls, "pread spans of {path}");
+        for sp in &s {
+            assert_eq!(sp["tid"], tid);
+            assert_eq!(sp["pid"], main_pid);
+            assert_eq!(sp["bytes"], 65536);
+            assert_eq!(sp["fs_magic"], magic.as_str(), "{sp}");
+            assert_eq!(sp["class"], "file");
+        }
+        // The thread did nothing but these preads, so its counter is exact.
+        assert_eq!(counters(main, tid)["ops"]["pread"]["calls"], calls);
+        assert_eq!(counters(main, tid)["ops"]["pread"]["bytes"], calls * 65536);
+    }
+
+    let workers = report["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 2);
+    for w in workers {
+        let pid = w["pid"].as_u64().unwrap();
+        let tid = w["tid"].as_u64().unwrap();
+        let path = w["path"].as_str().unwrap();
+        let recs = by_pid
+            .get(&pid)
+            .unwrap_or_else(|| panic!("no trace file for worker {pid}"));
+        assert_eq!(recs[0]["ppid"], main_pid, "worker header names its parent");
+        let reads = spans(recs, "read", path);
+        assert_eq!(
+            reads.len() as u64,
+            w["read_calls"].as_u64().unwrap(),
+            "read spans of {path}"
+        );
+        assert!(
+            reads
+                .iter()
+                .all(|r| r["tid"] == tid && r["fs_magic"] == magic.as_str())
+        );
+        let total: u64 = reads.iter().map(|r| r["bytes"].as_u64().unwrap()).sum();
+        assert_eq!(total, std::fs::metadata(path).unwrap().len());
+        let maps = spans(recs, "mmap", path);
+        assert_eq!(maps.len(), 1, "the mmap of {path}");
+        assert_eq!(maps[0]["bytes"], w["mmap_bytes"]);
+        // Every read() this thread made is a span at threshold 0.
+        let all_reads = recs
+            .iter()
+            .filter(|r| r["kind"] == "span" && r["op"] == "read" && r["tid"] == tid)
+            .count();
+        assert_eq!(
+            counters(recs, tid)["ops"]["read"]["calls"],
+            all_reads as u64
+        );
+        // Worker spans never leak into the parent's file.
+        assert!(spans(main, "read", path).is_empty());
+    }
+}
+
+#[test]
+fn sampler_sees_threads_and_names_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    record_python(&rec, &["--sample-hz", "200"], "spin.py", &["0.3"]);
+    let recs = dump(&rec);
+    let names: Vec<&str> = recs
+        .iter()
+        .filter(|r| r["kind"] == "thread_name")
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"spinner"), "thread names seen: {names:?}");
+    let samples: Vec<&Value> = recs.iter().filter(|r| r["kind"] == "sample").collect();
+    assert!(samples.len() >= 10, "only {} samples", samples.len());
+    // The spinning thread accumulates CPU time and is seen running.
+    let spinner_tid = recs
+        .iter()
+        .find(|r| r["kind"] == "thread_name" && r["name"] == "spinner")
+        .unwrap()["tid"]
+        .clone();
+    let cpu: Vec<u64> = samples
+        .iter()
+        .filter(|s| s["tid"] == spinner_tid)
+        .map(|s| s["cpu_ns"].as_u64().unwrap())
+        .collect();
+    assert!(
+        cpu.len() >= 5 && cpu.last().unwrap() - cpu[0] > 100_000_000,
+        "spinner cpu samples {cpu:?}"
+    );
+    assert!(
+        samples
+            .iter()
+            .any(|s| s["tid"] == spinner_tid && s["state"] == "R")
+    );
+}
+
+#[test]
+fn spans_below_the_threshold_are_only_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let data = tmp.path().join("small.bin");
+    std::fs::write(&data, vec![7u8; 4096]).unwrap();
+    record_python(
+        &rec,
+        &["--min-span-us", "100000"],
+        "pread_loop.py",
+        &[data.to_str().unwrap(), "2000"],
+    );
+    let recs = dump(&rec);
+    assert!(spans(&recs, "pread", data.to_str().unwrap()).is_empty());
+    let preads: u64 = recs
+        .iter()
+        .filter(|r| r["kind"] == "counters")
+        .filter_map(|r| r["ops"]["pread"]["calls"].as_u64())
+        .sum();
+    assert_eq!(preads, 2000);
+    // The 0.2 s sleep at the end is above any threshold here and shows.
+    assert!(
+        recs.iter()
+            .any(|r| r["kind"] == "span" && r["op"] == "sleep")
+    );
+}

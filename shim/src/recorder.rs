@@ -44,9 +44,12 @@ struct Spare([u8; stallscope_format::layout::THREAD_SLOT_SIZE]);
 static mut SPARE: Spare = Spare([0; stallscope_format::layout::THREAD_SLOT_SIZE]);
 
 /// The start of a hooked call; `t0 == 0` means "not recording this call".
+/// It carries the thread's state so the end of the call needs no second TLS
+/// lookup (in a shared library each one is a call to __tls_get_addr).
 #[derive(Clone, Copy)]
 pub struct Entry {
     t0: u64,
+    state: *const ThreadState,
 }
 
 /// Starts timing a hooked call, unless recording is off or the shim itself is
@@ -54,14 +57,23 @@ pub struct Entry {
 #[inline(always)]
 pub fn enter() -> Entry {
     if !ENABLED.load(Ordering::Relaxed) {
-        return Entry { t0: 0 };
+        return Entry {
+            t0: 0,
+            state: core::ptr::null(),
+        };
     }
     STATE.with(|s| {
         if s.busy.get() {
-            return Entry { t0: 0 };
+            return Entry {
+                t0: 0,
+                state: core::ptr::null(),
+            };
         }
         s.busy.set(true);
-        Entry { t0: ticks() }
+        Entry {
+            t0: ticks(),
+            state: s,
+        }
     })
 }
 
@@ -98,22 +110,23 @@ enum Target {
 fn leave(e: Entry, op: HostOp, target: Target, bytes: u64, force: bool) {
     let t1 = ticks();
     let d = t1.wrapping_sub(e.t0);
-    STATE.with(|s| {
-        let mut slot = s.slot.get();
-        if slot.is_null() {
-            slot = attach_thread(s);
-        }
-        // SAFETY: the slot is ours (or the spare) and the offsets are counter offsets.
-        unsafe {
-            slot.add(counter_offset(op, 0), 1);
-            slot.add(counter_offset(op, 1), bytes);
-            slot.add(counter_offset(op, 2), d);
-        }
-        if force || d >= THRESHOLD_TICKS.load(Ordering::Relaxed) {
-            span_slow(s, op, target, e.t0, t1, bytes);
-        }
-        s.busy.set(false);
-    });
+    // SAFETY: `enter` took this pointer from the calling thread's TLS, which
+    // outlives the call.
+    let s = unsafe { &*e.state };
+    let mut slot = s.slot.get();
+    if slot.is_null() {
+        slot = attach_thread(s);
+    }
+    // SAFETY: the slot is ours (or the spare) and the offsets are counter offsets.
+    unsafe {
+        slot.add(counter_offset(op, 0), 1);
+        slot.add(counter_offset(op, 1), bytes);
+        slot.add(counter_offset(op, 2), d);
+    }
+    if force || d >= THRESHOLD_TICKS.load(Ordering::Relaxed) {
+        span_slow(s, op, target, e.t0, t1, bytes);
+    }
+    s.busy.set(false);
 }
 
 /// Gives the calling thread its counter slot.

@@ -1,3 +1,4 @@
 //! Readers: each turns a trace source into a [`Timeline`](crate::model::Timeline).
 
 pub mod kineto;
+pub mod native;

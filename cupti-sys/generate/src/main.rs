@@ -75,6 +75,9 @@ const TYPES: &[&str] = &[
     "CUpti_BuffersCallbackCompleteFunc",
     "CUpti_TimestampCallbackFunc",
     "CUptiResult",
+    // What functionReturnValue points at, for the allocation-failure check.
+    "cudaError_t",
+    "CUresult",
     // Runtime API parameter structs (generated_cuda_runtime_api_meta.h).
     "cudaMalloc_v3020_params",
     "cudaMallocHost_v3020_params",
@@ -101,9 +104,9 @@ const TYPES: &[&str] = &[
 
 const VARS: &[&str] = &["CUPTI_API_VERSION"];
 
-const WRAPPER: &str = "#include <cupti.h>\n\
-                       #include <generated_cuda_runtime_api_meta.h>\n\
-                       #include <generated_cuda_meta.h>\n";
+// cupti.h pulls in the runtime and driver `*_params` headers itself, and they
+// have no include guards, so nothing else may include them.
+const WRAPPER: &str = "#include <cupti.h>\n";
 
 struct Args {
     out: PathBuf,
@@ -251,11 +254,12 @@ fn ends_with_attribute(out: &[TokenTree]) -> bool {
 fn extern_block_at(t: &[TokenTree]) -> Option<(TokenStream, usize)> {
     let skip = usize::from(matches!(t.first(), Some(TokenTree::Ident(i)) if i == "unsafe"));
     match &t[skip..] {
-        [TokenTree::Ident(e), TokenTree::Literal(abi), TokenTree::Group(g), ..]
-            if e == "extern"
-                && abi.to_string() == "\"C\""
-                && g.delimiter() == Delimiter::Brace =>
-        {
+        [
+            TokenTree::Ident(e),
+            TokenTree::Literal(abi),
+            TokenTree::Group(g),
+            ..,
+        ] if e == "extern" && abi.to_string() == "\"C\"" && g.delimiter() == Delimiter::Brace => {
             Some((g.stream(), skip + 3))
         }
         _ => None,

@@ -2,6 +2,7 @@
 """Run HolisticTraceAnalysis on one Kineto trace and print its figures as JSON.
 
 Usage: run_hta.py TRACE [--what temporal|idle|both]
+       run_hta.py --versions
 
 Prints one JSON object on stdout:
   {"ok": true, "rank": R, "temporal": {...}, "idle": [{stream, idle_category,
@@ -18,6 +19,7 @@ import contextlib
 import io
 import json
 import logging
+import math
 import os
 import re
 import sys
@@ -39,18 +41,31 @@ def _rank_of(path):
     return 0
 
 
+def _num(x):
+    """NaN (HTA's 0/0 ratio on a stream with one op) is not JSON: null."""
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
 def _err(stage, e):
     return {"ok": False, "stage": stage, "error": f"{type(e).__name__}: {e}"[:400]}
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("trace")
+    ap.add_argument("trace", nargs="?")
+    ap.add_argument("--versions", action="store_true", help="print HTA/pandas versions")
     ap.add_argument("--what", default="both", choices=["temporal", "idle", "both"])
     args = ap.parse_args()
 
     warnings.filterwarnings("ignore")
     logging.disable(logging.CRITICAL)
+    if args.versions or not args.trace:
+        from importlib.metadata import version
+
+        names = ("holistictraceanalysis", "pandas", "numpy")
+        print(json.dumps({n: version(n) for n in names}))
+        return
     path = os.path.abspath(args.trace)
     rank = _rank_of(path)
     out = {"ok": True, "rank": rank, "seconds": {}}
@@ -97,8 +112,8 @@ def main():
                 {
                     "stream": int(r["stream"]),
                     "idle_category": str(r["idle_category"]),
-                    "idle_time": float(r["idle_time"]),
-                    "idle_time_ratio": float(r["idle_time_ratio"]),
+                    "idle_time": _num(r["idle_time"]),
+                    "idle_time_ratio": _num(r["idle_time_ratio"]),
                 }
                 for _, r in df.iterrows()
             ]

@@ -1,6 +1,9 @@
 //! Subcommands. Each lives in its own module; this one only dispatches.
 
+mod analyze;
+mod check;
 pub mod dump;
+mod load;
 mod record;
 mod shim_path;
 
@@ -14,13 +17,11 @@ use clap::{Parser, Subcommand};
 /// thread samples, and GPU activity through CUPTI), then attributes every idle
 /// GPU nanosecond to a cause and estimates what each fix would save.
 ///
-/// Typical use:
-///
 ///   stallscope record -o run1 -- python train.py
-///
 ///   stallscope analyze run1 --perfetto run1.pftrace
-///
 ///   stallscope check run1 --max-idle 20
+///
+/// It also reads PyTorch-profiler traces: stallscope analyze trace.json.gz
 #[derive(Debug, Parser)]
 #[command(name = "stallscope", version, verbatim_doc_comment)]
 pub struct Cli {
@@ -31,12 +32,16 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Record(record::RecordArgs),
+    Analyze(analyze::AnalyzeArgs),
+    Check(check::CheckArgs),
     Dump(dump::DumpArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Record(a) => record::run(a),
+        Command::Analyze(a) => analyze::run(a),
+        Command::Check(a) => check::run(a),
         Command::Dump(a) => dump::run(a),
     }
 }

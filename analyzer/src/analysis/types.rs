@@ -116,6 +116,8 @@ impl Step {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Steps {
     pub source: StepSource,
+    /// What marked the steps: "ProfilerStep#", an NVTX range name, a kernel name.
+    pub label: String,
     pub steps: Vec<Step>,
     pub median_ns: Ns,
     pub p90_ns: Ns,

@@ -1,4 +1,7 @@
 //! Outputs: render a timeline and its diagnosis. Outputs never reach back into
 //! readers.
 
+pub mod markdown;
 pub mod perfetto;
+pub mod report;
+pub mod text;

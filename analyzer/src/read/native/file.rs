@@ -5,15 +5,16 @@ use std::path::Path;
 
 use rayon::prelude::*;
 use stallscope_format::layout::ChunkKind;
-use stallscope_format::records::{gpu_status, marker_flags, memory_op};
 use stallscope_format::reader::Chunk;
+use stallscope_format::records::{gpu_status, marker_flags, memory_op};
 use stallscope_format::{FdClass, HostOp, Record, TraceFile};
 
 use super::NativeError;
 use super::partial::Partial;
 use crate::model::{
-    CopyKind, Gpu, GpuCapture, GpuOp, GpuOpKind, HostSpan, IoObject, LaunchConfig, MemEvent, MemKind, Ns, Oom,
-    OpTotals, Precision, Process, Sample, SpanKind, Source, StrId, Strings, SyncEvent, SyncKind, Thread, Timeline,
+    CopyKind, Gpu, GpuCapture, GpuOp, GpuOpKind, HostSpan, IoObject, LaunchConfig, MemEvent,
+    MemKind, Ns, Oom, OpTotals, Precision, Process, Sample, Source, SpanKind, StrId, Strings,
+    SyncEvent, SyncKind, Thread, Timeline,
 };
 
 /// Chunks per parallel batch: big enough to amortize the merge.
@@ -50,14 +51,20 @@ pub fn read_file(path: &Path) -> Result<Timeline, NativeError> {
 
     // Definitions first: strings, fd objects and API names live in meta chunks.
     let mut strings = Strings::new();
-    let mut names = Names { strings: HashMap::new(), copy_names: HashMap::new(), memset_name: 0 };
+    let mut names = Names {
+        strings: HashMap::new(),
+        copy_names: HashMap::new(),
+        memset_name: 0,
+    };
     let mut objects = Vec::new();
     let mut api_names: HashMap<(u8, u32), StrId> = HashMap::new();
     for c in chunks.iter().filter(|c| c.kind == ChunkKind::Meta) {
         for r in c.records() {
             match r {
                 Ok((_, Record::String { id, text })) => {
-                    names.strings.insert(id, strings.intern(&String::from_utf8_lossy(text)));
+                    names
+                        .strings
+                        .insert(id, strings.intern(&String::from_utf8_lossy(text)));
                 }
                 Ok((_, Record::Object(o))) => objects.push(o),
                 Ok((_, Record::ApiName(a))) => {
@@ -65,7 +72,10 @@ pub fn read_file(path: &Path) -> Result<Timeline, NativeError> {
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    tl.warn(format!("skipped the rest of a damaged chunk: {}", e.in_file(path)));
+                    tl.warn(format!(
+                        "skipped the rest of a damaged chunk: {}",
+                        e.in_file(path)
+                    ));
                     break;
                 }
             }
@@ -80,15 +90,22 @@ pub fn read_file(path: &Path) -> Result<Timeline, NativeError> {
                     MemKind(src).name(),
                     MemKind(dst).name()
                 );
-                names.copy_names.insert((kind, src, dst), strings.intern(&label));
+                names
+                    .copy_names
+                    .insert((kind, src, dst), strings.intern(&label));
             }
         }
     }
     names.memset_name = strings.intern("Memset");
-    let api_names: HashMap<(u8, u32), StrId> =
-        api_names.into_iter().map(|(k, v)| (k, names.get(v))).collect();
+    let api_names: HashMap<(u8, u32), StrId> = api_names
+        .into_iter()
+        .map(|(k, v)| (k, names.get(v)))
+        .collect();
 
-    let thread_chunks: Vec<&Chunk> = chunks.iter().filter(|c| c.kind == ChunkKind::Thread).collect();
+    let thread_chunks: Vec<&Chunk> = chunks
+        .iter()
+        .filter(|c| c.kind == ChunkKind::Thread)
+        .collect();
     let chunk_size = h.chunk_size as u64;
     let part = thread_chunks
         .par_chunks(BATCH)
@@ -136,12 +153,20 @@ pub fn read_file(path: &Path) -> Result<Timeline, NativeError> {
         for s in &mut acc.spans {
             if matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver) {
                 // `id` held the callback id until names could be interned.
-                let domain = if s.kind == SpanKind::CudaRuntime { 1 } else { 2 };
+                let domain = if s.kind == SpanKind::CudaRuntime {
+                    1
+                } else {
+                    2
+                };
                 s.id = match api_names.get(&(domain, s.id)) {
                     Some(&n) if n != 0 => n,
                     _ => strings.intern(&format!(
                         "{}#{}",
-                        if domain == 1 { "cudaRuntime" } else { "cuDriver" },
+                        if domain == 1 {
+                            "cudaRuntime"
+                        } else {
+                            "cuDriver"
+                        },
                         s.id
                     )),
                 };
@@ -164,17 +189,28 @@ pub fn read_file(path: &Path) -> Result<Timeline, NativeError> {
     }
     pair_markers(&part.markers, &names, &mut threads);
     for t in view.threads() {
-        let th = threads.entry(t.tid).or_insert_with(|| Thread { tid: t.tid, ..Default::default() });
+        let th = threads.entry(t.tid).or_insert_with(|| Thread {
+            tid: t.tid,
+            ..Default::default()
+        });
         th.dropped_records = t.dropped;
         process.dropped_records += t.dropped;
         th.totals = t
             .ops
             .iter()
-            .map(|c| OpTotals { calls: c.calls, bytes: c.bytes, ns: h.ticks_to_ns(c.ticks) })
+            .map(|c| OpTotals {
+                calls: c.calls,
+                bytes: c.bytes,
+                ns: h.ticks_to_ns(c.ticks),
+            })
             .collect();
     }
     process.threads = threads.into_values().collect();
-    process.end = if h.end_mono_ns != 0 { h.end_mono_ns as Ns } else { last.max(part.end.unwrap_or(0) as Ns) };
+    process.end = if h.end_mono_ns != 0 {
+        h.end_mono_ns as Ns
+    } else {
+        last.max(part.end.unwrap_or(0) as Ns)
+    };
     process.gpu_capture = capture_state(&part.statuses, &names);
     if h.overwritten > 0 {
         tl.warn(format!(
@@ -227,13 +263,18 @@ fn decode_chunk(c: &Chunk, names: &Names, p: &mut Partial, path: &Path) {
         let rec = match r {
             Ok((_, rec)) => rec,
             Err(e) => {
-                p.errors.push(format!("skipped the rest of a damaged chunk: {}", e.in_file(path)));
+                p.errors.push(format!(
+                    "skipped the rest of a damaged chunk: {}",
+                    e.in_file(path)
+                ));
                 return;
             }
         };
         match rec {
             Record::Span(s) => {
-                let Some(op) = HostOp::from_code(s.op) else { continue };
+                let Some(op) = HostOp::from_code(s.op) else {
+                    continue;
+                };
                 p.thread(tid).spans.push(HostSpan {
                     ts: s.ts as Ns,
                     dur: s.dur as Ns,
@@ -283,35 +324,47 @@ fn decode_chunk(c: &Chunk, names: &Names, p: &mut Partial, path: &Path) {
                 });
             }
             Record::Memcpy(m) => {
-                let name = names.copy_names.get(&(m.copy_kind, m.src_kind, m.dst_kind)).copied().unwrap_or(0);
-                p.gpu(m.device).streams.entry(m.stream).or_default().push(GpuOp {
-                    start: m.start as Ns,
-                    end: m.end.max(m.start) as Ns,
-                    bytes: m.bytes,
-                    corr: m.correlation,
-                    name,
-                    launch: u32::MAX,
-                    kind: GpuOpKind::Memcpy,
-                    copy: CopyKind(m.copy_kind),
-                    src: MemKind(m.src_kind),
-                    dst: MemKind(m.dst_kind),
-                    precision: Precision::Unknown,
-                });
+                let name = names
+                    .copy_names
+                    .get(&(m.copy_kind, m.src_kind, m.dst_kind))
+                    .copied()
+                    .unwrap_or(0);
+                p.gpu(m.device)
+                    .streams
+                    .entry(m.stream)
+                    .or_default()
+                    .push(GpuOp {
+                        start: m.start as Ns,
+                        end: m.end.max(m.start) as Ns,
+                        bytes: m.bytes,
+                        corr: m.correlation,
+                        name,
+                        launch: u32::MAX,
+                        kind: GpuOpKind::Memcpy,
+                        copy: CopyKind(m.copy_kind),
+                        src: MemKind(m.src_kind),
+                        dst: MemKind(m.dst_kind),
+                        precision: Precision::Unknown,
+                    });
             }
             Record::Memset(m) => {
-                p.gpu(m.device).streams.entry(m.stream).or_default().push(GpuOp {
-                    start: m.start as Ns,
-                    end: m.end.max(m.start) as Ns,
-                    bytes: m.bytes,
-                    corr: m.correlation,
-                    name: names.memset_name,
-                    launch: u32::MAX,
-                    kind: GpuOpKind::Memset,
-                    copy: CopyKind::UNKNOWN,
-                    src: MemKind(m.mem_kind),
-                    dst: MemKind(m.mem_kind),
-                    precision: Precision::Unknown,
-                });
+                p.gpu(m.device)
+                    .streams
+                    .entry(m.stream)
+                    .or_default()
+                    .push(GpuOp {
+                        start: m.start as Ns,
+                        end: m.end.max(m.start) as Ns,
+                        bytes: m.bytes,
+                        corr: m.correlation,
+                        name: names.memset_name,
+                        launch: u32::MAX,
+                        kind: GpuOpKind::Memset,
+                        copy: CopyKind::UNKNOWN,
+                        src: MemKind(m.mem_kind),
+                        dst: MemKind(m.mem_kind),
+                        precision: Precision::Unknown,
+                    });
             }
             Record::Sync(s) => {
                 let device = if s.device == u32::MAX { 0 } else { s.device };
@@ -330,7 +383,11 @@ fn decode_chunk(c: &Chunk, names: &Names, p: &mut Partial, path: &Path) {
                 });
             }
             Record::Api(a) => {
-                let kind = if a.domain == 2 { SpanKind::CudaDriver } else { SpanKind::CudaRuntime };
+                let kind = if a.domain == 2 {
+                    SpanKind::CudaDriver
+                } else {
+                    SpanKind::CudaRuntime
+                };
                 p.thread(a.tid).spans.push(HostSpan {
                     ts: a.start as Ns,
                     dur: a.end.saturating_sub(a.start) as Ns,
@@ -376,20 +433,31 @@ fn decode_chunk(c: &Chunk, names: &Names, p: &mut Partial, path: &Path) {
 }
 
 /// NVTX start/end markers become annotation spans on the thread that opened them.
-fn pair_markers(markers: &[stallscope_format::records::Marker], names: &Names, threads: &mut HashMap<u32, Thread>) {
+fn pair_markers(
+    markers: &[stallscope_format::records::Marker],
+    names: &Names,
+    threads: &mut HashMap<u32, Thread>,
+) {
     let mut sorted: Vec<_> = markers.to_vec();
     sorted.sort_by_key(|m| m.ts);
     let mut open: HashMap<u32, (u32, u64, StrId)> = HashMap::new();
     for m in sorted {
         let name = names.get(m.name);
         let mut push = |tid: u32, ts: u64, end: u64, name: StrId| {
-            threads.entry(tid).or_insert_with(|| Thread { tid, ..Default::default() }).spans.push(HostSpan {
-                ts: ts as Ns,
-                dur: end.saturating_sub(ts) as Ns,
-                arg: 0,
-                id: name,
-                kind: SpanKind::Annotation,
-            });
+            threads
+                .entry(tid)
+                .or_insert_with(|| Thread {
+                    tid,
+                    ..Default::default()
+                })
+                .spans
+                .push(HostSpan {
+                    ts: ts as Ns,
+                    dur: end.saturating_sub(ts) as Ns,
+                    arg: 0,
+                    id: name,
+                    kind: SpanKind::Annotation,
+                });
         };
         if m.flags & marker_flags::START != 0 {
             open.insert(m.id, (m.tid, m.ts, name));

@@ -37,18 +37,25 @@ pub fn is_native(p: &Path) -> bool {
     std::fs::File::open(p)
         .and_then(|mut f| {
             let mut magic = [0u8; 8];
-            std::io::Read::read_exact(&mut f, &mut magic).map(|()| magic == stallscope_format::MAGIC)
+            std::io::Read::read_exact(&mut f, &mut magic)
+                .map(|()| magic == stallscope_format::MAGIC)
         })
         .unwrap_or(false)
 }
 
 /// The trace files of a recording directory, sorted.
 pub fn trace_files(dir: &Path) -> Result<Vec<PathBuf>, NativeError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| NativeError::Io { path: dir.into(), source: e })?;
+    let rd = std::fs::read_dir(dir).map_err(|e| NativeError::Io {
+        path: dir.into(),
+        source: e,
+    })?;
     let mut v: Vec<PathBuf> = rd
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == stallscope_format::FILE_EXTENSION))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|x| x == stallscope_format::FILE_EXTENSION)
+        })
         .collect();
     v.sort();
     Ok(v)
@@ -71,7 +78,10 @@ pub fn read_recording(path: &Path) -> Result<Timeline, NativeError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    let parts: Vec<Timeline> = files.par_iter().map(|f| read_file(f)).collect::<Result<_, _>>()?;
+    let parts: Vec<Timeline> = files
+        .par_iter()
+        .map(|f| read_file(f))
+        .collect::<Result<_, _>>()?;
     let mut tl = Timeline::new(Source::Native, name);
     for p in parts {
         merge(&mut tl, p);

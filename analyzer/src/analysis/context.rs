@@ -1,0 +1,186 @@
+//! Shared lookups for the analyses of one timeline: correlation links, name
+//! classes, and per-thread activity segments computed once.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use super::activity::{Act, Classifier, CopyIndex, NameTable, Seg, copy_index};
+use super::busy::PrecisionMap;
+use crate::model::{CorrIndex, GpuOp, LaunchRef, Ns, Process, Thread, Timeline};
+
+/// A thread, by process and thread index.
+pub type ThreadRef = (u32, u32);
+
+pub struct Context<'a> {
+    pub tl: &'a Timeline,
+    pub corr: CorrIndex,
+    pub names: NameTable,
+    pub copies: CopyIndex,
+    pub precision: PrecisionMap,
+    /// The analyzed window.
+    pub window: (Ns, Ns),
+    /// Correlation ids of copies that recur every step (offload).
+    pub offload: HashSet<u32>,
+    segs: RefCell<HashMap<ThreadRef, Rc<Vec<Seg>>>>,
+}
+
+/// Segments reach this far before the window, to see what led into it.
+const MARGIN: Ns = 50_000_000;
+
+impl<'a> Context<'a> {
+    pub fn new(tl: &'a Timeline, window: (Ns, Ns)) -> Context<'a> {
+        Context {
+            corr: CorrIndex::build(tl),
+            names: NameTable::new(&tl.strings),
+            copies: copy_index(tl),
+            precision: PrecisionMap::new(&tl.strings),
+            window,
+            offload: HashSet::new(),
+            segs: RefCell::new(HashMap::new()),
+            tl,
+        }
+    }
+
+    pub fn process(&self, r: ThreadRef) -> &'a Process {
+        &self.tl.processes[r.0 as usize]
+    }
+
+    pub fn thread(&self, r: ThreadRef) -> &'a Thread {
+        &self.tl.processes[r.0 as usize].threads[r.1 as usize]
+    }
+
+    /// The API call that launched `op`, if known.
+    pub fn launch_of(&self, op: &GpuOp) -> Option<(ThreadRef, &'a crate::model::HostSpan)> {
+        let LaunchRef {
+            process,
+            thread,
+            span,
+        } = self.corr.get(op.corr)?;
+        let t = &self.tl.processes[process as usize].threads[thread as usize];
+        Some(((process, thread), &t.spans[span as usize]))
+    }
+
+    /// Activity segments of a thread over the window (plus a margin before it).
+    pub fn segments(&self, r: ThreadRef) -> Rc<Vec<Seg>> {
+        if let Some(s) = self.segs.borrow().get(&r) {
+            return s.clone();
+        }
+        let c = Classifier {
+            names: &self.names,
+            copies: &self.copies,
+        };
+        let segs = Rc::new(c.segments(
+            self.process(r),
+            self.thread(r),
+            self.window.0 - MARGIN,
+            self.window.1,
+        ));
+        self.segs.borrow_mut().insert(r, segs.clone());
+        segs
+    }
+
+    /// The segments of `r` overlapping [a, b), clipped to it.
+    pub fn segments_in(&self, r: ThreadRef, a: Ns, b: Ns) -> Vec<Seg> {
+        let all = self.segments(r);
+        let i = all.partition_point(|s| s.end <= a);
+        all[i..]
+            .iter()
+            .take_while(|s| s.start < b)
+            .map(|s| Seg {
+                start: s.start.max(a),
+                end: s.end.min(b),
+                ..*s
+            })
+            .collect()
+    }
+
+    /// The activity of `r` at instant `t`.
+    pub fn act_at(&self, r: ThreadRef, t: Ns) -> Option<Seg> {
+        let all = self.segments(r);
+        let i = all.partition_point(|s| s.end <= t);
+        all.get(i).filter(|s| s.start <= t).copied()
+    }
+
+    /// How the launch call of an op spent its time (launch, copy staging, ...).
+    pub fn api_act(&self, r: ThreadRef, span: &crate::model::HostSpan) -> (Act, &'static str) {
+        let c = Classifier {
+            names: &self.names,
+            copies: &self.copies,
+        };
+        c.span_activity(self.process(r), span)
+            .map(|(a, s, _)| (a, s))
+            .unwrap_or((Act::Launch, ""))
+    }
+
+    /// Cumulative CPU time of a thread at `t`, interpolated between samples.
+    pub fn cpu_at(&self, r: ThreadRef, t: Ns) -> f64 {
+        let s = &self.thread(r).samples;
+        let i = s.partition_point(|x| x.ts <= t);
+        match (i.checked_sub(1).map(|k| &s[k]), s.get(i)) {
+            (Some(a), Some(b)) => {
+                let f = (t - a.ts) as f64 / (b.ts - a.ts).max(1) as f64;
+                a.cpu_ns as f64 + f * (b.cpu_ns as f64 - a.cpu_ns as f64)
+            }
+            (Some(a), None) => a.cpu_ns as f64,
+            (None, Some(b)) => b.cpu_ns as f64,
+            (None, None) => 0.0,
+        }
+    }
+
+    /// Cumulative run-queue delay of a thread at `t` (same interpolation).
+    pub fn run_delay_at(&self, r: ThreadRef, t: Ns) -> f64 {
+        let s = &self.thread(r).samples;
+        let i = s.partition_point(|x| x.ts <= t);
+        match (i.checked_sub(1).map(|k| &s[k]), s.get(i)) {
+            (Some(a), Some(b)) => {
+                let f = (t - a.ts) as f64 / (b.ts - a.ts).max(1) as f64;
+                a.run_delay_ns as f64 + f * (b.run_delay_ns as f64 - a.run_delay_ns as f64)
+            }
+            (Some(a), None) => a.run_delay_ns as f64,
+            (None, Some(b)) => b.run_delay_ns as f64,
+            (None, None) => 0.0,
+        }
+    }
+
+    /// Threads that produce work for process `pi`: the busiest thread of each
+    /// child process (DataLoader workers are forked children), else the other
+    /// threads of the process itself.
+    pub fn producers(&self, pi: u32, except: u32) -> Vec<ThreadRef> {
+        let pid = self.tl.processes[pi as usize].pid;
+        let mut out = Vec::new();
+        for (ci, c) in self.tl.processes.iter().enumerate() {
+            if c.ppid != pid || c.pid == pid {
+                continue;
+            }
+            let busiest = c
+                .threads
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| !self.is_own_thread(t))
+                .max_by_key(|(_, t)| {
+                    t.samples.last().map_or(0, |s| s.cpu_ns) + t.spans.len() as u64
+                });
+            if let Some((ti, _)) = busiest {
+                out.push((ci as u32, ti as u32));
+            }
+        }
+        if out.is_empty() {
+            let p = &self.tl.processes[pi as usize];
+            for (ti, t) in p.threads.iter().enumerate() {
+                if ti as u32 != except
+                    && !self.is_own_thread(t)
+                    && (!t.spans.is_empty() || t.samples.len() > 1)
+                {
+                    out.push((pi, ti as u32));
+                }
+            }
+        }
+        out
+    }
+
+    /// The shim's own sampler thread is not part of the program.
+    fn is_own_thread(&self, t: &Thread) -> bool {
+        self.tl.strings.get(t.name) == "stallscope"
+    }
+}

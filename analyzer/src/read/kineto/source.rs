@@ -1,0 +1,160 @@
+//! Getting a trace's JSON text into memory: plain files are memory-mapped,
+//! gzip files (found by their magic bytes, not their name) are inflated once.
+//! Events borrow their strings from this text.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::ops::{Deref, DerefMut};
+use std::path::{Path, PathBuf};
+
+use flate2::read::MultiGzDecoder;
+use memmap2::{MmapMut, MmapOptions};
+
+use super::KinetoError;
+
+pub enum Text {
+    /// A private copy-on-write map: the parallel parser patches a few bytes.
+    Mapped(MmapMut),
+    Inflated(Vec<u8>),
+    /// Bytes handed to us uncompressed.
+    Owned(Vec<u8>),
+    Empty,
+}
+
+impl Text {
+    pub fn is_decompressed(&self) -> bool {
+        matches!(self, Text::Inflated(_))
+    }
+}
+
+impl Deref for Text {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Text::Mapped(m) => m,
+            Text::Inflated(v) | Text::Owned(v) => v,
+            Text::Empty => &[],
+        }
+    }
+}
+
+impl DerefMut for Text {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self {
+            Text::Mapped(m) => m,
+            Text::Inflated(v) | Text::Owned(v) => v,
+            Text::Empty => &mut [],
+        }
+    }
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+pub fn load(path: &Path) -> Result<Text, KinetoError> {
+    let io_err = |source| KinetoError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = File::open(path).map_err(io_err)?;
+    let len = file.metadata().map_err(io_err)?.len();
+    if len == 0 {
+        return Ok(Text::Empty);
+    }
+    // SAFETY: a private (copy-on-write) map: our writes never reach the file.
+    // A file truncated underneath us is the one hazard, as with any mmap reader.
+    let map = unsafe { MmapOptions::new().map_copy(&file) }.map_err(io_err)?;
+    if map.starts_with(&GZIP_MAGIC) {
+        inflate(path, &map).map(Text::Inflated)
+    } else {
+        Ok(Text::Mapped(map))
+    }
+}
+
+/// Text from bytes already in memory (gzip or not); `path` names them in errors.
+pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Text, KinetoError> {
+    if bytes.starts_with(&GZIP_MAGIC) {
+        inflate(path, &bytes).map(Text::Inflated)
+    } else {
+        Ok(Text::Owned(bytes))
+    }
+}
+
+fn inflate(path: &Path, gz: &[u8]) -> Result<Vec<u8>, KinetoError> {
+    // ISIZE (the last 4 bytes) is the inflated size mod 2^32: a capacity hint
+    // that saves the copies of a growing Vec.
+    let hint = gz
+        .len()
+        .checked_sub(4)
+        .and_then(|i| gz.get(i..))
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_le_bytes)
+        .map_or(0, |n| n as usize)
+        .min(gz.len().saturating_mul(64));
+    let mut counted = Counted { inner: gz, read: 0 };
+    let mut out = Vec::with_capacity(hint);
+    let r = MultiGzDecoder::new(&mut counted).read_to_end(&mut out);
+    match r {
+        Ok(_) => Ok(out),
+        Err(source) => Err(KinetoError::Gzip {
+            path: path.to_owned(),
+            offset: counted.read,
+            source,
+        }),
+    }
+}
+
+/// Counts the compressed bytes consumed, to place gzip errors.
+struct Counted<'a> {
+    inner: &'a [u8],
+    read: u64,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+/// True for names a Kineto trace file can have.
+pub fn has_trace_extension(p: &Path) -> bool {
+    let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    n.ends_with(".json") || n.ends_with(".json.gz")
+}
+
+/// The trace files of a directory (not recursive), sorted by name.
+pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, KinetoError> {
+    let io_err = |source| KinetoError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut out = vec![];
+    for entry in std::fs::read_dir(dir).map_err(io_err)? {
+        let p = entry.map_err(io_err)?.path();
+        if p.is_file() && has_trace_extension(&p) {
+            out.push(p);
+        }
+    }
+    out.sort();
+    if out.is_empty() {
+        return Err(KinetoError::NoTraces(dir.to_owned()));
+    }
+    Ok(out)
+}
+
+/// The first bytes of a file's JSON text (inflated when gzipped), for sniffing.
+pub fn head(path: &Path, n: usize) -> io::Result<Vec<u8>> {
+    let mut f = File::open(path)?;
+    let mut magic = [0u8; 2];
+    let got = f.read(&mut magic)?;
+    let f = File::open(path)?;
+    let mut out = Vec::with_capacity(n);
+    if got == 2 && magic == GZIP_MAGIC {
+        // A truncated stream still yields its first bytes before failing.
+        let _ = MultiGzDecoder::new(f).take(n as u64).read_to_end(&mut out);
+    } else {
+        f.take(n as u64).read_to_end(&mut out)?;
+    }
+    Ok(out)
+}

@@ -1,0 +1,151 @@
+//! `stallscope analyze`: the diagnosis, as text plus optional JSON, Markdown and
+//! Perfetto outputs written in one pass.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use stallscope_analyzer::analysis::{self, hta, ranks};
+use stallscope_analyzer::model::Timeline;
+use stallscope_analyzer::output::{markdown, perfetto, report::Report, text};
+
+use super::load;
+
+/// Explain why the GPU was idle and what each fix is worth.
+///
+/// TRACE is a recording directory from `stallscope record`, one of its .sst
+/// files, or PyTorch-profiler traces (Chrome JSON, .json or .json.gz: a file,
+/// several files, or a directory of per-rank files).
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// Recording directory, trace file(s), or directory of Kineto traces
+    #[arg(required = true, value_name = "TRACE")]
+    pub traces: Vec<PathBuf>,
+
+    /// Write the report as JSON (schema stallscope.report.v1); "-" for stdout
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write the report as Markdown (for CI summaries and PR comments)
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+
+    /// Write a Perfetto trace to open in ui.perfetto.dev
+    #[arg(long, value_name = "FILE")]
+    pub perfetto: Option<PathBuf>,
+
+    /// Add HolisticTraceAnalysis-compatible figures to the JSON report
+    #[arg(long)]
+    pub hta_compat: bool,
+
+    /// No progress display and no text report on stdout
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let timelines = load::load(&a.traces, a.quiet)?;
+    let multi = timelines.len() > 1;
+    let mut reports = Vec::new();
+    for (i, tl) in timelines.iter().enumerate() {
+        let diag = analysis::diagnose(tl);
+        let mut report = Report::build(tl, &diag);
+        if a.hta_compat {
+            report.hta_compat =
+                Some(serde_json::to_value(hta::hta_compat(tl)).context("encoding HTA figures")?);
+        }
+        if let Some(p) = &a.perfetto {
+            let path = if multi { suffixed(p, i) } else { p.clone() };
+            write_perfetto(tl, &diag, &path, a.quiet)?;
+        }
+        if !a.quiet {
+            let shown = a
+                .perfetto
+                .as_ref()
+                .map(|p| if multi { suffixed(p, i) } else { p.clone() });
+            print!(
+                "{}",
+                text::render(&report, shown.as_ref().and_then(|p| p.to_str()))
+            );
+            if multi {
+                println!();
+            }
+        }
+        reports.push(report);
+    }
+    let comparison = multi.then(|| ranks::compare_ranks(&timelines));
+    if let (Some(c), false) = (&comparison, a.quiet) {
+        println!("{}", serde_json::to_string_pretty(c).unwrap_or_default());
+    }
+    if let Some(p) = &a.json {
+        let body = if multi {
+            serde_json::to_string_pretty(&serde_json::json!({
+                "schema": "stallscope.report.v1.multi",
+                "ranks": reports,
+                "comparison": comparison,
+            }))?
+        } else {
+            reports[0].to_json()
+        };
+        write_out(p, &body)?;
+    }
+    if let Some(p) = &a.markdown {
+        let body: String = reports
+            .iter()
+            .map(markdown::render)
+            .collect::<Vec<_>>()
+            .join("\n");
+        write_out(p, &body)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn suffixed(p: &std::path::Path, i: usize) -> PathBuf {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = p
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    p.with_file_name(format!("{stem}.rank{i}{ext}"))
+}
+
+pub fn write_out(p: &std::path::Path, body: &str) -> anyhow::Result<()> {
+    if p.as_os_str() == "-" {
+        std::io::stdout().write_all(body.as_bytes())?;
+        return Ok(());
+    }
+    std::fs::write(p, body).with_context(|| format!("cannot write {}", p.display()))
+}
+
+fn write_perfetto(
+    tl: &Timeline,
+    diag: &analysis::Diagnosis,
+    path: &PathBuf,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let file =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let bar = indicatif::ProgressBar::hidden();
+    if !quiet {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("writing {msg} [{bar:30}] {percent}%")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(path.display().to_string());
+    }
+    let progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    perfetto::write_perfetto(tl, Some(diag), file, &progress)
+        .with_context(|| format!("writing {}", path.display()))?;
+    bar.finish_and_clear();
+    Ok(())
+}

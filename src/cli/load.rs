@@ -1,0 +1,90 @@
+//! Loading traces for `analyze` and `check`: native recordings and Kineto JSON,
+//! told apart by content.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use stallscope_analyzer::model::Timeline;
+use stallscope_analyzer::read::{kineto, native};
+
+/// One native recording, or one timeline per Kineto trace (rank).
+pub fn load(paths: &[PathBuf], quiet: bool) -> anyhow::Result<Vec<Timeline>> {
+    let spinner = (!quiet).then(|| {
+        let s = indicatif::ProgressBar::new_spinner();
+        s.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        s.set_message(format!(
+            "reading {}",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        s.enable_steady_tick(Duration::from_millis(120));
+        s
+    });
+    let result = load_inner(paths);
+    if let Some(s) = spinner {
+        s.finish_and_clear();
+    }
+    result
+}
+
+fn load_inner(paths: &[PathBuf]) -> anyhow::Result<Vec<Timeline>> {
+    for p in paths {
+        if !p.exists() {
+            bail!("{}: no such file or directory", p.display());
+        }
+    }
+    let native_paths: Vec<&PathBuf> = paths.iter().filter(|p| native::is_native(p)).collect();
+    if !native_paths.is_empty() {
+        if native_paths.len() != paths.len() || paths.len() > 1 {
+            bail!(
+                "analyze takes one native recording at a time (got {} paths)",
+                paths.len()
+            );
+        }
+        let tl = native::read_recording(native_paths[0])
+            .with_context(|| format!("reading the recording {}", native_paths[0].display()))?;
+        return Ok(vec![tl]);
+    }
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut found = kineto_files(p)?;
+            if found.is_empty() {
+                bail!(
+                    "{} holds neither stallscope traces (*.sst) nor PyTorch-profiler traces (*.json, *.json.gz)",
+                    p.display()
+                );
+            }
+            files.append(&mut found);
+        } else if kineto::looks_like_kineto(p) {
+            files.push(p.clone());
+        } else {
+            bail!(
+                "{}: not a stallscope trace nor a PyTorch-profiler (Kineto) JSON trace",
+                p.display()
+            );
+        }
+    }
+    Ok(kineto::read_paths(&files)?)
+}
+
+fn kineto_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("listing {}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            p.is_file() && (n.ends_with(".json") || n.ends_with(".json.gz"))
+        })
+        .collect();
+    v.sort();
+    Ok(v)
+}

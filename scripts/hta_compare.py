@@ -8,10 +8,15 @@ figures on the same traces and prints both side by side. The Rust test
 `analyzer/tests/kineto_hta.rs` checks the same agreement from the checked-in
 reference without needing Python.
 
-Setup (HTA needs pandas and friends):
+Setup (HTA needs pandas and friends). The plain install brings pandas 3, on
+which HTA 0.5 fails to load two corpus traces; a second environment with
+pandas 2 lets those be compared too:
     python3 -m venv /tmp/hta-venv
     /tmp/hta-venv/bin/pip install 'holistictraceanalysis==0.5.*'
-    scripts/hta_compare.py --hta-python /tmp/hta-venv/bin/python
+    python3 -m venv /tmp/hta-pd2-venv
+    /tmp/hta-pd2-venv/bin/pip install 'holistictraceanalysis==0.5.*' 'pandas<3'
+    scripts/hta_compare.py --hta-python /tmp/hta-venv/bin/python \
+                           --hta-python /tmp/hta-pd2-venv/bin/python
 
 --ours is the command that prints our figures as JSON for one trace; it
 defaults to the release build of the `kineto_hta` example, and can become
@@ -103,11 +108,17 @@ def compare(hta, ours):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", help="Kineto corpus dir (default: $STALLSCOPE_CORPUS/kineto or ../shared/corpus/kineto)")
-    ap.add_argument("--hta-python", default=os.environ.get("HTA_PYTHON", sys.executable))
+    ap.add_argument(
+        "--hta-python",
+        action="append",
+        help="a Python with HTA installed; repeat to fall back to another environment "
+        "(e.g. one with pandas<3) where the first fails (default: $HTA_PYTHON or this Python)",
+    )
     ap.add_argument("--reference", default=REFERENCE)
     ap.add_argument("--skip-hta", action="store_true", help="reuse the reference file instead of running HTA")
     ap.add_argument("--ours", help="command printing our figures for one trace (default: the kineto_hta example)")
     args = ap.parse_args()
+    args.hta_python = args.hta_python or [os.environ.get("HTA_PYTHON", sys.executable)]
 
     root = corpus_dir(args.corpus)
     if not os.path.isdir(root):
@@ -118,22 +129,33 @@ def main():
         with open(args.reference) as f:
             ref = json.load(f)
     else:
-        versions = json.loads(
-            subprocess.run([args.hta_python, RUN_HTA, "--versions"], capture_output=True, text=True, check=True).stdout
-        )
+        envs = []
+        for py in args.hta_python:
+            out = subprocess.run([py, RUN_HTA, "--versions"], capture_output=True, text=True, check=True)
+            envs.append(json.loads(out.stdout))
         ref = {
             "generated_by": "scripts/hta_compare.py",
-            "versions": versions,
+            "environments": envs,
             "consecutive_kernel_delay_us": 30,
-            "note": "HTA 0.5 figures per corpus trace (path relative to the corpus kineto/ dir), or its failure",
+            "note": "HTA 0.5 figures per corpus trace (path relative to the corpus kineto/ dir) from the "
+            "first environment where HTA succeeded (`env` indexes `environments`), and its failures",
             "traces": {},
         }
         for n in names:
             t0 = time.time()
-            r = run_hta(args.hta_python, os.path.join(root, n))
-            r.pop("seconds", None)
-            ref["traces"][n] = r
-            status = "ok" if r.get("ok") else f"FAILED ({r.get('stage')}: {r.get('error', '')[:60]})"
+            failures, result = [], None
+            for i, py in enumerate(args.hta_python):
+                r = run_hta(py, os.path.join(root, n))
+                r.pop("seconds", None)
+                if r.get("ok"):
+                    result = {**r, "env": i}
+                    break
+                failures.append({"env": i, "stage": r.get("stage"), "error": r.get("error")})
+            if result is None:
+                result = {"ok": False, "stage": failures[0]["stage"], "error": failures[0]["error"]}
+            result["failures"] = failures
+            ref["traces"][n] = result
+            status = f"ok (env {result['env']})" if result["ok"] else f"FAILED ({result['stage']}: {result['error'][:60]})"
             print(f"HTA {time.time() - t0:5.1f}s {n}: {status}", file=sys.stderr)
         os.makedirs(os.path.dirname(args.reference), exist_ok=True)
         with open(args.reference, "w") as f:

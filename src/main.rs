@@ -3,6 +3,11 @@
 
 mod cli;
 
+// The analyzer builds and drops large vectors; mimalloc reuses that memory
+// instead of returning it to the kernel and taking fresh zeroed pages back.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::process::ExitCode;
 
 use clap::Parser;

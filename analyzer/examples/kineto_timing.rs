@@ -1,30 +1,42 @@
+//! Times the Kineto reader and `--hta-compat` on one trace (for profiling).
+//!
+//!     cargo run --release -p stallscope-analyzer --example kineto_timing -- TRACE [THREADS] [REPEAT]
+
 use std::time::Instant;
+
+use stallscope_analyzer::analysis::hta;
+use stallscope_analyzer::read::kineto::{self, ReadOptions};
+
 fn main() {
-    let p = std::path::PathBuf::from(std::env::args().nth(1).unwrap());
-    let bytes = std::fs::read(&p).unwrap();
-    for _ in 0..3 {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next() else {
+        eprintln!("usage: kineto_timing TRACE [THREADS] [REPEAT]");
+        std::process::exit(2);
+    };
+    let threads = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(rayon::current_num_threads);
+    let repeat: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
+    for _ in 0..repeat {
+        let t0 = Instant::now();
+        let tl = match kineto::read_file_with(path.as_ref(), &ReadOptions { threads }) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::exit(1);
+            }
+        };
         let t1 = Instant::now();
-        let v: serde::de::IgnoredAny = serde_json::from_slice(&bytes).unwrap();
+        let h = hta::hta_compat(&tl);
         let t2 = Instant::now();
-        let _ = v;
-        #[derive(serde::Deserialize)]
-        struct D<'a> {
-            #[serde(borrow, rename = "traceEvents")]
-            _e: &'a serde_json::value::RawValue,
-        }
-        let d: D = serde_json::from_slice(&bytes).unwrap();
-        let t3 = Instant::now();
-        let _ = d;
-        let tl = stallscope_analyzer::read::kineto::read_file(&p).unwrap();
-        let t4 = Instant::now();
-        let _ = stallscope_analyzer::analysis::hta::hta_compat(&tl);
-        let t5 = Instant::now();
-        eprintln!(
-            "ignored {:?} raw {:?} kineto {:?} hta {:?}",
-            t2 - t1,
-            t3 - t2,
-            t4 - t3,
-            t5 - t4
+        println!(
+            "read {:.1} ms, hta {:.1} ms ({} GPU ops, {} host spans, {} streams)",
+            (t1 - t0).as_secs_f64() * 1e3,
+            (t2 - t1).as_secs_f64() * 1e3,
+            tl.gpu_op_count(),
+            tl.host_span_count(),
+            h.idle.len()
         );
     }
 }

@@ -157,6 +157,18 @@ fn corruption_in_a_large_file() {
     bad[at] = b'x';
     let (path, r, _d) = read_as("big.json", &bad);
     assert_json_error(r, &path, at as u64..=at as u64 + 1);
+
+    // Gzipped, it is inflated and parsed in a pipeline; the offset is in the
+    // decompressed text.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &bad).unwrap();
+    let (path, r, _d) = read_as("big.json.gz", &gz.finish().unwrap());
+    let msg = r
+        .as_ref()
+        .map(|_| String::new())
+        .unwrap_or_else(|e| e.to_string());
+    assert!(msg.contains("of the decompressed JSON"), "{msg}");
+    assert_json_error(r, &path, at as u64..=at as u64 + 1);
 }
 
 fn json_value() -> impl Strategy<Value = String> {

@@ -185,6 +185,31 @@ pub mod marker_flags {
     pub const END: u8 = 4;
 }
 
+/// Overhead kinds (the `overhead_kind` field of [`Overhead`]). CUPTI's
+/// `CUpti_ActivityOverheadKind` values past 1 are multiples of `1 << 16`;
+/// they are stored as `(value >> 16) + 1`, so 0 and 1 keep their meaning.
+pub mod overhead_kind {
+    pub const UNKNOWN: u8 = 0;
+    pub const DRIVER_COMPILER: u8 = 1;
+    pub const CUPTI_BUFFER_FLUSH: u8 = 2;
+    pub const CUPTI_INSTRUMENTATION: u8 = 3;
+    pub const CUPTI_RESOURCE: u8 = 4;
+    pub const RUNTIME_TRIGGERED_MODULE_LOADING: u8 = 5;
+    pub const LAZY_FUNCTION_LOADING: u8 = 6;
+    pub const COMMAND_BUFFER_FULL: u8 = 7;
+    pub const ACTIVITY_BUFFER_REQUEST: u8 = 8;
+    pub const UVM_ACTIVITY_INIT: u8 = 9;
+
+    /// The stored code of a CUPTI overhead kind.
+    pub fn from_cupti(kind: u32) -> u8 {
+        if kind < 1 << 16 {
+            kind.min(u8::MAX as u32) as u8
+        } else {
+            ((kind >> 16) + 1).min(u8::MAX as u32) as u8
+        }
+    }
+}
+
 /// API domains (the `domain` field of [`Api`] and [`Oom`]).
 pub mod api_domain {
     pub const RUNTIME: u8 = 1;
@@ -347,7 +372,9 @@ fixed_records! {
         40 stream: u32,
     }
 
-    /// Time CUPTI or the driver spent on itself (CUPTI OVERHEAD).
+    /// Time CUPTI or the driver spent on itself (CUPTI OVERHEAD; see
+    /// `overhead_kind`). `object_kind` keeps CUPTI's CUpti_ActivityObjectKind;
+    /// `object_id` is the thread id, device id, context id or stream id it names.
     Overhead = 22, len 32, aux overhead_kind {
         4 object_id: u32,
         8 start: u64,

@@ -19,6 +19,11 @@ use crate::state::{State, intern, next_correlation_id, pid, state};
 
 /// Host time a kernel launch costs the caller.
 pub const LAUNCH_COST_NS: u64 = 4_000;
+/// Host cost of a device allocation: the driver reserves and maps memory.
+pub const MALLOC_COST_NS: u64 = 10_000;
+/// Host cost of a device free, after the implicit wait for idle: unmapping
+/// and returning memory takes real CUDA tens of microseconds.
+pub const FREE_COST_NS: u64 = 40_000;
 
 const SUCCESS: c_int = v12::cudaSuccess as c_int;
 const INVALID_VALUE: c_int = v12::cudaErrorInvalidValue as c_int;
@@ -121,6 +126,7 @@ pub unsafe extern "C" fn cudaMalloc(ptr: *mut *mut c_void, bytes: usize) -> c_in
                 unsafe { *ptr = std::ptr::null_mut() };
                 return SUCCESS;
             }
+            spin_for(MALLOC_COST_NS);
             let mut st = state();
             let Some(addr) = st.device.alloc(bytes as u64) else {
                 // SAFETY: as above.
@@ -165,6 +171,7 @@ pub unsafe extern "C" fn cudaFree(ptr: *mut c_void) -> c_int {
             }
             let idle_at = state().device.device_busy_until();
             wait_until(idle_at);
+            spin_for(FREE_COST_NS);
             let mut st = state();
             let Some(bytes) = st.device.free(ptr as u64) else {
                 return INVALID_VALUE;
@@ -248,6 +255,7 @@ pub unsafe extern "C" fn cudaFreeHost(ptr: *mut c_void) -> c_int {
             }
             let idle_at = state().device.device_busy_until();
             wait_until(idle_at);
+            spin_for(FREE_COST_NS);
             let mut st = state();
             let Some(bytes) = st.device.remove_pinned(ptr as usize) else {
                 return INVALID_VALUE;

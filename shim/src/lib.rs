@@ -12,6 +12,8 @@
 //!   defined by `stallscope-format`.
 //! * [`sampler`], [`lifecycle`]: the background thread and process events
 //!   (start, fork, exit).
+//! * `gpu`: the CUPTI consumer (GPU kernels, copies, syncs, CUDA API calls,
+//!   allocation failures), loaded at run time.
 //!
 //! The shim never changes the traced program's behaviour: every failure turns
 //! the failing part off with one `stallscope:` line on stderr.
@@ -20,6 +22,7 @@ pub mod clock;
 pub mod config;
 mod diag;
 mod fdinfo;
+mod gpu;
 pub mod hooks;
 pub mod lifecycle;
 pub mod real;

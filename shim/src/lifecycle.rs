@@ -1,5 +1,6 @@
 //! Process lifecycle: start-up (constructor), fork (the child records into its
-//! own file), and exit (mark the file as cleanly ended).
+//! own file; GPU capture is dead there), and exit (flush GPU records, then mark
+//! the file as cleanly ended).
 //!
 //! Exec needs nothing: LD_PRELOAD stays in the environment, so the new image
 //! loads the shim again and starts a new file for the same pid.
@@ -15,7 +16,7 @@ use stallscope_format::writer::Region;
 use crate::clock::{self, Pair};
 use crate::config::{self, Config};
 use crate::trace_file::TraceFile;
-use crate::{diag, fdinfo, real, recorder, sampler};
+use crate::{diag, fdinfo, gpu, real, recorder, sampler};
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
 
@@ -67,6 +68,7 @@ fn start() {
         // SAFETY: registering a plain function; the handler runs in the child only.
         unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
         sampler::start(cfg.sample_hz, t0, cfg.min_span_ns);
+        gpu::on_start(cfg);
     }
     recorder::release_thread();
 }
@@ -138,6 +140,7 @@ fn hostname() -> String {
 /// In a forked child (the only thread there): leave the parent's file alone
 /// and start a new one that names the parent.
 fn restart_in_child() {
+    gpu::forget_in_child();
     let parent = recorder::recorder();
     recorder::uninstall();
     recorder::reset_thread();
@@ -146,12 +149,11 @@ fn restart_in_child() {
     if let Some(p) = parent {
         p.file.close_fd();
     }
-    if let (Some(cfg), Some(parent)) = (CONFIG.get(), parent) {
-        if let Some(out) = cfg.out.clone() {
-            let t0 = clock::pair();
-            if begin(cfg, &out, t0, parent.pid) {
-                sampler::start(cfg.sample_hz, t0, cfg.min_span_ns);
-            }
+    let cfg = CONFIG.get();
+    if let (Some(cfg), Some(parent), Some(out)) = (cfg, parent, cfg.and_then(|c| c.out.clone())) {
+        let t0 = clock::pair();
+        if begin(cfg, &out, t0, parent.pid) {
+            sampler::start(cfg.sample_hz, t0, cfg.min_span_ns);
         }
     }
     recorder::release_thread();
@@ -164,6 +166,8 @@ fn finish() {
     if !recorder::enabled() {
         return;
     }
+    // GPU records still in CUPTI's buffers belong before the end record.
+    gpu::flush_at_exit();
     let now = clock::mono_ns();
     let end = ProcessEnd {
         reason: end_reason::EXIT,

@@ -74,7 +74,7 @@ fn run(hz: u32, start: Pair, min_span_ns: u64) {
         if now > next + 10 * period {
             next = now; // fell behind (suspended, overloaded): do not burst
         }
-        if tick % RELIST_TICKS == 0 {
+        if tick.is_multiple_of(RELIST_TICKS) {
             relist(&mut threads, me);
         }
         recorder::with_writer(|w| {

@@ -46,11 +46,21 @@ pub struct AnalyzeArgs {
 }
 
 pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    // STALLSCOPE_TIMING=1 prints how long each phase took, for benchmarks.
+    let timing = std::env::var_os("STALLSCOPE_TIMING").is_some();
+    let t0 = std::time::Instant::now();
     let timelines = load::load(&a.traces, a.quiet)?;
+    if timing {
+        eprintln!("timing: read {:.3} s", t0.elapsed().as_secs_f64());
+    }
     let multi = timelines.len() > 1;
     let mut reports = Vec::new();
     for (i, tl) in timelines.iter().enumerate() {
+        let t1 = std::time::Instant::now();
         let diag = analysis::diagnose(tl);
+        if timing {
+            eprintln!("timing: diagnose {:.3} s", t1.elapsed().as_secs_f64());
+        }
         let mut report = Report::build(tl, &diag);
         if a.hta_compat {
             report.hta_compat =

@@ -47,6 +47,66 @@ pub struct Seg {
     pub what: u32,
     /// Index of the span in the thread, if a span explains the segment.
     pub span: Option<u32>,
+    /// For CPU segments: how much of it was spent inside launch calls. Runs of
+    /// CPU work and launch calls are merged (up to `MERGE_CAP_NS`) so a
+    /// launch-heavy thread yields a few segments per millisecond, not two per
+    /// kernel.
+    pub launch_ns: u32,
+}
+
+/// Longest merged CPU+launch segment.
+pub const MERGE_CAP_NS: Ns = 1_000_000;
+
+/// A classified span during the sweep.
+struct Mark {
+    start: Ns,
+    end: Ns,
+    act: Act,
+    sub: &'static str,
+    prio: u8,
+    what: u32,
+    span: u32,
+}
+
+/// Appends a segment, joining it to the previous one when they continue each
+/// other: the same activity and object, or CPU work and launch calls.
+fn push_merged(out: &mut Vec<Seg>, seg: Seg) {
+    if seg.end <= seg.start {
+        return;
+    }
+    let cpu_like = |s: &Seg| (s.act == Act::Cpu && s.sub.is_empty()) || s.act == Act::Launch;
+    if let Some(l) = out.last_mut() {
+        if l.end == seg.start {
+            if l.act == seg.act && l.sub == seg.sub && l.what == seg.what && l.act != Act::Launch {
+                l.end = seg.end;
+                if l.act == Act::Cpu {
+                    l.launch_ns += seg.launch_ns;
+                }
+                return;
+            }
+            if cpu_like(l) && cpu_like(&seg) && seg.end - l.start <= MERGE_CAP_NS {
+                let launch = |s: &Seg| {
+                    if s.act == Act::Launch {
+                        (s.end - s.start) as u32
+                    } else {
+                        s.launch_ns
+                    }
+                };
+                let total = launch(l) + launch(&seg);
+                *l = Seg {
+                    start: l.start,
+                    end: seg.end,
+                    act: Act::Cpu,
+                    sub: "",
+                    what: 0,
+                    span: None,
+                    launch_ns: total,
+                };
+                return;
+            }
+        }
+    }
+    out.push(seg);
 }
 
 /// How API function names map to activities; shared by native and Kineto traces.
@@ -172,6 +232,8 @@ pub fn copy_index(tl: &Timeline) -> CopyIndex {
 pub struct Classifier<'a> {
     pub names: &'a NameTable,
     pub copies: &'a CopyIndex,
+    /// Correlation ids of offload copies (see `memory`): their calls are memory traffic.
+    pub offload: &'a std::collections::HashSet<u32>,
 }
 
 impl Classifier<'_> {
@@ -219,6 +281,9 @@ impl Classifier<'_> {
             SpanKind::CudaRuntime | SpanKind::CudaDriver => {
                 let (act, sub) = self.names.get(s.id)?;
                 Some(match act {
+                    Act::Transfer if self.offload.contains(&(s.arg as u32)) => {
+                        (Act::Memory, "offload", 3)
+                    }
                     Act::Transfer => {
                         let (act, sub) = match self.copies.get(&(s.arg as u32)) {
                             Some((GpuOpKind::Memcpy, CopyKind::DTOH, _)) => (Act::Sync, "d2h-copy"),
@@ -241,13 +306,13 @@ impl Classifier<'_> {
         }
     }
 
-    /// Segments of thread `t` covering [lo, hi), in order and without gaps.
-    pub fn segments(&self, p: &Process, t: &Thread, lo: Ns, hi: Ns) -> Vec<Seg> {
+    /// Segments of thread `th` covering [lo, hi), in order and without gaps.
+    pub fn segments(&self, p: &Process, th: &Thread, lo: Ns, hi: Ns) -> Vec<Seg> {
         // Classified spans overlapping the window. Any earlier span may still
         // cover `lo` (a long wait, an enclosing op), so the scan starts at the
         // beginning; callers classify a thread once for a whole window.
-        let mut marks: Vec<(Ns, Ns, Act, &'static str, u8, u32, u32)> = Vec::new();
-        for (i, s) in t.spans.iter().enumerate() {
+        let mut marks: Vec<Mark> = Vec::new();
+        for (i, s) in th.spans.iter().enumerate() {
             if s.ts >= hi {
                 break;
             }
@@ -255,66 +320,62 @@ impl Classifier<'_> {
                 continue;
             }
             if let Some((act, sub, prio)) = self.span_activity(p, s) {
-                marks.push((
-                    s.ts.max(lo),
-                    s.end().min(hi),
+                marks.push(Mark {
+                    start: s.ts.max(lo),
+                    end: s.end().min(hi),
                     act,
                     sub,
                     prio,
-                    s.id,
-                    i as u32,
-                ));
+                    what: s.id,
+                    span: i as u32,
+                });
             }
         }
+        // Sweep in start order with the set of open marks; at each stretch the
+        // highest-priority, innermost (latest-starting) open mark wins. Nesting
+        // is shallow, so the open set stays small.
+        marks.sort_by_key(|m| (m.start, std::cmp::Reverse(m.end)));
         let mut out: Vec<Seg> = Vec::new();
-        let mut push = |seg: Seg| {
-            if seg.end <= seg.start {
-                return;
-            }
-            match out.last_mut() {
-                Some(l)
-                    if l.act == seg.act
-                        && l.sub == seg.sub
-                        && l.what == seg.what
-                        && l.end == seg.start =>
-                {
-                    l.end = seg.end
-                }
-                _ => out.push(seg),
-            }
-        };
-        // Sweep over boundaries; at each piece take the highest-priority,
-        // innermost (latest-starting) mark among those active. Nesting is
-        // shallow, so the active set stays small.
-        marks.sort_by_key(|m| m.0);
-        let mut cuts: Vec<Ns> = marks.iter().flat_map(|m| [m.0, m.1]).collect();
-        cuts.push(lo);
-        cuts.push(hi);
-        cuts.sort_unstable();
-        cuts.dedup();
+        let mut open: Vec<usize> = Vec::new();
+        let mut t = lo;
         let mut next = 0;
-        let mut active: Vec<usize> = Vec::new();
-        for w in cuts.windows(2) {
-            let (a, b) = (w[0], w[1]);
-            while next < marks.len() && marks[next].0 <= a {
-                active.push(next);
+        while t < hi {
+            while next < marks.len() && marks[next].start <= t {
+                open.push(next);
                 next += 1;
             }
-            active.retain(|&i| marks[i].1 > a);
-            let best = active.iter().map(|&i| &marks[i]).max_by_key(|m| (m.4, m.0));
-            match best {
-                Some(m) => push(Seg {
-                    start: a,
-                    end: b,
-                    act: m.2,
-                    sub: m.3,
-                    what: m.5,
-                    span: Some(m.6),
-                }),
+            open.retain(|&i| marks[i].end > t);
+            let next_start = marks.get(next).map_or(hi, |m| m.start).min(hi);
+            match open
+                .iter()
+                .copied()
+                .max_by_key(|&i| (marks[i].prio, marks[i].start))
+            {
                 None => {
-                    for seg in self.unexplained(t, a, b) {
-                        push(seg);
+                    for seg in self.unexplained(th, t, next_start) {
+                        push_merged(&mut out, seg);
                     }
+                    t = next_start;
+                }
+                Some(i) => {
+                    let m = &marks[i];
+                    let until = open
+                        .iter()
+                        .map(|&j| marks[j].end)
+                        .min()
+                        .unwrap_or(hi)
+                        .min(next_start);
+                    let seg = Seg {
+                        start: t,
+                        end: until,
+                        act: m.act,
+                        sub: m.sub,
+                        what: m.what,
+                        span: Some(m.span),
+                        launch_ns: 0,
+                    };
+                    push_merged(&mut out, seg);
+                    t = until;
                 }
             }
         }
@@ -330,6 +391,7 @@ impl Classifier<'_> {
             sub: "",
             what: 0,
             span: None,
+            launch_ns: 0,
         };
         if t.samples.len() < 2 {
             return vec![cpu];
@@ -366,6 +428,7 @@ impl Classifier<'_> {
                     sub: act.1,
                     what: 0,
                     span: None,
+                    launch_ns: 0,
                 });
                 start = end;
             }

@@ -9,9 +9,11 @@
 //!
 //! Two causes can explain one stretch; the one whose removal would shorten the
 //! gap most takes it:
-//! * CPU work right after a blocking sync is the sync's: without the sync,
-//!   that work would have overlapped the GPU. Waiting for data or files after
-//!   a sync stays data or I/O: removing the sync would not fill the gap.
+//! * CPU work right after a blocking sync is the sync's, up to as long as the
+//!   sync waited: without the sync, that much host work would have overlapped
+//!   the GPU work it waited for. CPU work beyond that is CPU-bound either way.
+//!   Waiting for data or files after a sync stays data or I/O: removing the
+//!   sync would not fill the gap.
 //! * Waiting for batches is resolved through the producers over the same
 //!   interval: workers on a CPU (data/cpu), reading files (data/io), or idle
 //!   themselves (data/starved).
@@ -22,7 +24,7 @@ use stallscope_format::fs_name;
 
 use super::activity::{Act, Seg};
 use super::busy;
-use super::context::{Context, ThreadRef};
+use super::context::{Context, ThreadRef, clip};
 use super::intervals;
 use super::types::{Cause, IdleGap};
 use crate::model::{Gpu, GpuOp, GpuOpKind, Ns};
@@ -113,6 +115,7 @@ fn attribute_gap(
     out: &mut Vec<IdleGap>,
 ) {
     let launch = next.and_then(|o| cx.launch_of(o));
+    let segs_of = |r: ThreadRef| cx.segments(r);
     let (who, l) = match (launch, launcher) {
         (Some((r, span)), _) => (r, span.ts.min(b)),
         // No link to a launch (trailing idle, missing API records): judge by
@@ -130,8 +133,8 @@ fn attribute_gap(
     // Back-to-back tiny kernels: the host launches as fast as it can.
     if let Some(op) = next {
         if b - a <= LAUNCH_GAP_NS && op.kind == GpuOpKind::Kernel && op.dur() <= 2 * LAUNCH_GAP_NS {
-            let segs = cx.segments_in(who, a, l);
-            if segs.iter().all(|s| matches!(s.act, Act::Cpu | Act::Launch)) {
+            let segs = segs_of(who);
+            if clip(&segs, a, l).all(|s| matches!(s.act, Act::Cpu | Act::Launch)) {
                 push(
                     out,
                     ev,
@@ -147,16 +150,50 @@ fn attribute_gap(
             }
         }
     }
-    let drained_by_sync = cx
-        .segments_in(who, a - SYNC_SLACK_NS, a + SYNC_SLACK_NS)
-        .into_iter()
-        .filter(|s| s.act == Act::Sync)
-        .map(|s| s.sub)
-        .next_back();
-    for s in cx.segments_in(who, a, l) {
-        let (cause, sub) = classify_piece(cx, who, &s, drained_by_sync, ev);
-        push(out, ev, cx, s.start, s.end, cause, sub, Some(who), s.what);
+    let segs = segs_of(who);
+    // The sync that drained the GPU, and how long it waited (unclipped).
+    let i = segs.partition_point(|s| s.end <= a - SYNC_SLACK_NS);
+    let drain = segs[i..]
+        .iter()
+        .take_while(|s| s.start < a + SYNC_SLACK_NS)
+        .filter(|s| s.act == Act::Sync && s.end >= a - SYNC_SLACK_NS)
+        .last()
+        .map(|s| (s.sub, s.end - s.start));
+    let mut budget = drain.map_or(0, |d| d.1);
+    for s in clip(&segs, a, l) {
+        let (cause, sub) = classify_piece(cx, who, &s, ev);
+        let overlappable = matches!(cause, Cause::Cpu | Cause::Launch | Cause::Other);
+        match drain {
+            Some((sync_sub, _)) if overlappable && budget > 0 => {
+                let take = budget.min(s.end - s.start);
+                budget -= take;
+                push(
+                    out,
+                    ev,
+                    cx,
+                    s.start,
+                    s.start + take,
+                    Cause::Sync,
+                    sync_sub,
+                    Some(who),
+                    0,
+                );
+                push(
+                    out,
+                    ev,
+                    cx,
+                    s.start + take,
+                    s.end,
+                    cause,
+                    sub,
+                    Some(who),
+                    s.what,
+                );
+            }
+            _ => push(out, ev, cx, s.start, s.end, cause, sub, Some(who), s.what),
+        }
     }
+    let drained_by_sync = drain.filter(|_| budget > 0).map(|d| d.0);
     if l < b {
         // The launch call itself, up to the op's start.
         let (cause, sub) = match launch {
@@ -183,11 +220,10 @@ fn classify_piece(
     cx: &Context,
     who: ThreadRef,
     s: &Seg,
-    drained_by_sync: Option<&'static str>,
     ev: &mut Evidence,
 ) -> (Cause, &'static str) {
     let p = cx.process(who);
-    let own = match s.act {
+    match s.act {
         Act::Io => {
             let fs = p
                 .object(s.what)
@@ -223,10 +259,6 @@ fn classify_piece(
             };
             (Cause::Cpu, sub)
         }
-    };
-    match (drained_by_sync, own.0) {
-        (Some(sync), Cause::Cpu | Cause::Launch | Cause::Other) => (Cause::Sync, sync),
-        _ => own,
     }
 }
 
@@ -243,9 +275,7 @@ fn data_sub(cx: &Context, who: ThreadRef, x: Ns, y: Ns, ev: &mut Evidence) -> &'
     let len = (y - x).max(1) as f64;
     let (mut cpu, mut io) = (0.0, 0.0);
     for &r in &producers {
-        let io_here: Ns = cx
-            .segments_in(r, x, y)
-            .iter()
+        let io_here: Ns = clip(&cx.segments(r), x, y)
             .filter(|s| s.act == Act::Io)
             .map(|s| s.end - s.start)
             .sum();

@@ -9,6 +9,29 @@ use super::activity::{Act, Classifier, CopyIndex, NameTable, Seg, copy_index};
 use super::busy::PrecisionMap;
 use crate::model::{CorrIndex, GpuOp, LaunchRef, Ns, Process, Thread, Timeline};
 
+/// The segments of a sorted list overlapping [a, b), clipped to it. A clipped
+/// merged CPU segment keeps its share of launch time.
+pub fn clip(all: &[Seg], a: Ns, b: Ns) -> impl Iterator<Item = Seg> + '_ {
+    let i = all.partition_point(|s| s.end <= a);
+    all[i..]
+        .iter()
+        .take_while(move |s| s.start < b)
+        .map(move |s| {
+            let (start, end) = (s.start.max(a), s.end.min(b));
+            let launch_ns = if s.launch_ns == 0 || (start == s.start && end == s.end) {
+                s.launch_ns
+            } else {
+                (s.launch_ns as f64 * (end - start) as f64 / (s.end - s.start).max(1) as f64) as u32
+            };
+            Seg {
+                start,
+                end,
+                launch_ns,
+                ..*s
+            }
+        })
+}
+
 /// A thread, by process and thread index.
 pub type ThreadRef = (u32, u32);
 
@@ -30,8 +53,12 @@ const MARGIN: Ns = 50_000_000;
 
 impl<'a> Context<'a> {
     pub fn new(tl: &'a Timeline, window: (Ns, Ns)) -> Context<'a> {
+        Self::with_index(tl, window, CorrIndex::build(tl))
+    }
+
+    pub fn with_index(tl: &'a Timeline, window: (Ns, Ns), corr: CorrIndex) -> Context<'a> {
         Context {
-            corr: CorrIndex::build(tl),
+            corr,
             names: NameTable::new(&tl.strings),
             copies: copy_index(tl),
             precision: PrecisionMap::new(&tl.strings),
@@ -69,6 +96,7 @@ impl<'a> Context<'a> {
         let c = Classifier {
             names: &self.names,
             copies: &self.copies,
+            offload: &self.offload,
         };
         let segs = Rc::new(c.segments(
             self.process(r),
@@ -82,17 +110,12 @@ impl<'a> Context<'a> {
 
     /// The segments of `r` overlapping [a, b), clipped to it.
     pub fn segments_in(&self, r: ThreadRef, a: Ns, b: Ns) -> Vec<Seg> {
-        let all = self.segments(r);
-        let i = all.partition_point(|s| s.end <= a);
-        all[i..]
-            .iter()
-            .take_while(|s| s.start < b)
-            .map(|s| Seg {
-                start: s.start.max(a),
-                end: s.end.min(b),
-                ..*s
-            })
-            .collect()
+        clip(&self.segments(r), a, b).collect()
+    }
+
+    /// Appends the segments of `r` overlapping [a, b), clipped to it.
+    pub fn extend_segments(&self, r: ThreadRef, a: Ns, b: Ns, out: &mut Vec<Seg>) {
+        out.extend(clip(&self.segments(r), a, b));
     }
 
     /// The activity of `r` at instant `t`.
@@ -107,6 +130,7 @@ impl<'a> Context<'a> {
         let c = Classifier {
             names: &self.names,
             copies: &self.copies,
+            offload: &self.offload,
         };
         c.span_activity(self.process(r), span)
             .map(|(a, s, _)| (a, s))

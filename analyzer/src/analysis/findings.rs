@@ -65,7 +65,10 @@ pub fn build(i: &Inputs) -> Vec<Finding> {
     for cause in Cause::ALL {
         let idle = i.att.idle_by_cause[cause.index()];
         let share = 100.0 * idle as f64 / wall as f64;
-        if share < MIN_SHARE_PCT {
+        // Offload and OOM-retry cost GPU time too, not only idle time.
+        let memory_facts =
+            cause == Cause::Memory && (i.mem.oom_count > 0 || i.mem.offload_bytes_per_step > 0);
+        if share < MIN_SHARE_PCT && !memory_facts {
             continue;
         }
         let (saving, after) = match cause {

@@ -24,10 +24,14 @@
 //!   call started after that end, else *kernel wait* when shorter than 30 µs,
 //!   else *other*.
 //!
-//! Known differences: HTA also counts host events that carry an integer
-//! `args.stream` (Triton launchers in some ROCm traces) as GPU work, and takes
-//! GPU-side ProfilerStep ranges into account for the last step; the timeline
-//! keeps neither. HTA fails on such traces in the corpus anyway.
+//! Known differences, all from what the timeline does not keep: HTA counts
+//! host events that carry an integer `args.stream` (Triton launchers in some
+//! ROCm traces) as GPU work; it takes GPU-side ProfilerStep ranges into
+//! account for the last step; and for a GPU op whose launch call is not in the
+//! trace it compares against the first event of the file (a pandas join on
+//! index 0), where we count no host wait. On the corpus these move figures by
+//! at most 0.53 percentage points (torch_compile_triton 0.12, the MI300
+//! resnet_act_checkpoint 0.37, dlrm_kineto ranks 1 and 3 0.53).
 
 use std::collections::HashMap;
 
@@ -203,7 +207,7 @@ pub fn hta_compat(tl: &Timeline) -> HtaCompat {
         gpu_records: recs.len(),
     };
     HtaCompat {
-        rank: crate::read::kineto::rank_of(tl),
+        rank: tl.processes.iter().find_map(|p| p.rank),
         window,
         temporal: temporal(&recs),
         idle: idle(&recs, &launch_ts),

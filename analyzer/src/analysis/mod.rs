@@ -22,11 +22,10 @@ use crate::model::{Ns, Timeline};
 
 /// Runs every analysis over one timeline.
 pub fn diagnose(tl: &Timeline) -> Diagnosis {
-    let probe = context::Context::new(tl, (0, 0));
-    let steps = steps::find(tl, &probe.corr);
-    drop(probe);
+    let corr = crate::model::CorrIndex::build(tl);
+    let steps = steps::find(tl, &corr);
     let window = analysis_window(tl, &steps);
-    let mut cx = context::Context::new(tl, window);
+    let mut cx = context::Context::with_index(tl, window, corr);
     let mem = memory::analyze(&cx, &steps);
     cx.offload = mem.offload.clone();
     let mut devices = Vec::new();

@@ -17,7 +17,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::model::{GpuOpKind, Ns, Precision, SpanKind, Timeline};
-use crate::read::kineto::{is_collective_kernel, rank_of};
+// The name test is the Kineto reader's; native timelines may lack `Comm`.
+use crate::read::kineto::is_collective_kernel;
 
 /// Median lateness below this is noise (launch jitter), not a straggler.
 pub const STRAGGLER_MIN_LATE_NS: Ns = 20_000;
@@ -109,7 +110,7 @@ pub fn compare_ranks(tls: &[Timeline]) -> RankComparison {
     let ids: Vec<u32> = tls
         .iter()
         .enumerate()
-        .map(|(i, t)| rank_of(t).unwrap_or(i as u32))
+        .map(|(i, t)| t.processes.iter().find_map(|p| p.rank).unwrap_or(i as u32))
         .collect();
     let ranks: Vec<RankSummary> = tls.iter().zip(&ids).map(|(t, &r)| summary(t, r)).collect();
     let slowest = slowest(&ranks);
@@ -286,9 +287,12 @@ fn arrivals(comms: &[HashMap<String, Vec<Comm>>], ids: &[u32]) -> Arrivals {
     for name in names {
         let m = matched(name);
         let mut durs: Vec<Ns> = vec![];
+        let lists: Vec<&[Comm]> = comms.iter().map(|c| &c[name][..m]).collect();
         for k in 0..m {
-            let arrive: Vec<Ns> = (0..n)
-                .map(|r| comms[r][name][k].start - offsets[r])
+            let arrive: Vec<Ns> = lists
+                .iter()
+                .zip(&offsets)
+                .map(|(l, o)| l[k].start - o)
                 .collect();
             let first = arrive.iter().copied().min().unwrap_or(0);
             let (last_r, &last) = arrive
@@ -296,10 +300,9 @@ fn arrivals(comms: &[HashMap<String, Vec<Comm>>], ids: &[u32]) -> Arrivals {
                 .enumerate()
                 .max_by_key(|(_, a)| **a)
                 .unwrap_or((0, &first));
-            for r in 0..n {
-                late[r].push(arrive[r] - first);
-                let c = comms[r][name][k];
-                durs.push(c.end - c.start);
+            for ((l, a), lat) in lists.iter().zip(&arrive).zip(late.iter_mut()) {
+                lat.push(a - first);
+                durs.push(l[k].end - l[k].start);
             }
             last_count[last_r] += 1;
             instances.push(CollectiveInstance {

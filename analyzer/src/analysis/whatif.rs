@@ -20,7 +20,8 @@ const SYNC_FLOOR_NS: Ns = 5_000;
 const MAX_LATENCY_NS: Ns = 1_000_000;
 
 struct OpInfo {
-    stream: u64,
+    /// Index of the stream in the GPU's list.
+    stream: u32,
     orig_start: Ns,
     orig_end: Ns,
     /// An op on another stream this one waited for (an event or collective).
@@ -55,6 +56,7 @@ impl Change<'_> {
 }
 
 pub struct Replay {
+    streams: usize,
     segs: Vec<Seg>,
     ops: Vec<OpInfo>,
     window: (Ns, Ns),
@@ -78,17 +80,25 @@ impl Replay {
         launches.sort_unstable();
         let mut segs: Vec<Seg> = Vec::new();
         let mut from = w0;
-        for &(t, r) in &launches {
+        // Consecutive launches from one thread form one stretch of its timeline.
+        let mut k = 0;
+        while k < launches.len() {
+            let r = launches[k].1;
+            while k + 1 < launches.len() && launches[k + 1].1 == r {
+                k += 1;
+            }
+            let t = launches[k].0;
             if t > from {
-                segs.extend(cx.segments_in(r, from, t));
+                cx.extend_segments(r, from, t, &mut segs);
                 from = t;
             }
+            k += 1;
         }
         if from < w1 {
-            segs.extend(cx.segments_in(launcher, from, w1));
+            cx.extend_segments(launcher, from, w1, &mut segs);
         }
         let mut ops = Vec::new();
-        for s in &g.streams {
+        for (si, s) in g.streams.iter().enumerate() {
             let mut prev_end = Ns::MIN;
             for o in &s.ops {
                 if o.end <= w0 || o.start >= w1 {
@@ -103,7 +113,7 @@ impl Replay {
                     None => (o.start, 0),
                 };
                 ops.push(OpInfo {
-                    stream: s.id,
+                    stream: si as u32,
                     orig_start: o.start,
                     orig_end: o.end,
                     dep: None,
@@ -122,6 +132,7 @@ impl Replay {
             segs,
             ops,
             window: (w0, w1),
+            streams: g.streams.len(),
         }
     }
 
@@ -132,14 +143,14 @@ impl Replay {
     pub fn run(&self, change: &Change, marks: &[Ns]) -> (Vec<Ns>, Ns) {
         let (w0, w1) = self.window;
         let mut h = w0;
-        let mut stream_free: HashMap<u64, Ns> = HashMap::new();
+        let mut stream_free: Vec<Ns> = vec![w0; self.streams];
         let mut new_end: Vec<Ns> = vec![Ns::MIN; self.ops.len()];
         let mut done = w0;
         let mut out = Vec::with_capacity(marks.len());
         let (mut oi, mut mi) = (0, 0);
         let mut schedule = |i: usize, at: Ns, done: &mut Ns| {
             let op = &self.ops[i];
-            let free = stream_free.get(&op.stream).copied().unwrap_or(w0);
+            let free = stream_free[op.stream as usize];
             let after_dep = op.dep.map_or(Ns::MIN, |d| new_end[d]);
             let start = (at + op.latency).max(free).max(after_dep);
             let dur = if change.drop_ops.is_some_and(|d| d.contains(&op.corr)) {
@@ -147,13 +158,25 @@ impl Replay {
             } else {
                 (op.dur as f64 / (change.speedup)(op.precision).max(1e-9)) as Ns
             };
-            stream_free.insert(op.stream, start + dur);
+            stream_free[op.stream as usize] = start + dur;
             new_end[i] = start + dur;
             *done = (*done).max(start + dur);
         };
         for s in &self.segs {
             let removed = change.remove.contains(&s.act);
-            let scale = if removed { 0.0 } else { 1.0 };
+            let len = (s.end - s.start).max(1) as f64;
+            let scale = if removed {
+                // A merged CPU segment keeps its launch calls unless those go too.
+                if s.act == Act::Cpu && !change.remove.contains(&Act::Launch) {
+                    s.launch_ns as f64 / len
+                } else {
+                    0.0
+                }
+            } else if s.act == Act::Cpu && change.remove.contains(&Act::Launch) {
+                1.0 - s.launch_ns as f64 / len
+            } else {
+                1.0
+            };
             let seg_start_new = h;
             // Ops and marks inside this segment, mapped onto the new clock.
             loop {
@@ -176,8 +199,12 @@ impl Replay {
             h = if s.act == Act::Sync && !removed {
                 // Waits for everything launched so far, no longer.
                 (h + SYNC_FLOOR_NS.min(s.end - s.start)).max(done)
+            } else if s.act == Act::Data && !removed && s.sub != "main-process" {
+                // Producers run on their own: the batch arrives when it arrived,
+                // however early the consumer starts waiting.
+                h.max(s.end)
             } else {
-                h + ((s.end - s.start) as f64 * scale) as Ns
+                h + (len * scale) as Ns
             };
         }
         for i in oi..self.ops.len() {
@@ -197,7 +224,7 @@ impl Replay {
 /// collectives). The replay keeps that edge.
 fn find_dependencies(ops: &mut [OpInfo]) {
     const EPS: Ns = 50_000;
-    let mut by_stream: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut by_stream: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, o) in ops.iter().enumerate() {
         by_stream.entry(o.stream).or_default().push(i);
     }

@@ -1,7 +1,5 @@
 //! The whole recording: processes, GPUs, and the links between them.
 
-use std::collections::HashMap;
-
 use super::{Gpu, Ns, Oom, Process, SpanKind, Strings};
 
 /// Where a timeline came from.
@@ -154,42 +152,107 @@ pub struct LaunchRef {
 }
 
 /// Correlation id -> the CUDA API call that launched the work.
+///
+/// CUPTI and Kineto hand out correlation ids in sequence, so the index is a
+/// dense table (no hashing on the analyses' hottest lookup); sparse ids fall
+/// back to a sorted list.
 #[derive(Debug, Default)]
 pub struct CorrIndex {
-    map: HashMap<u32, LaunchRef>,
+    /// (process, thread) of each thread that made API calls.
+    threads: Vec<(u32, u32)>,
+    /// Dense: slot `corr` holds (thread + 1, span); thread 0 means absent.
+    dense: Vec<(u32, u32)>,
+    /// Sparse: (corr, thread, span), sorted by corr.
+    sparse: Vec<(u32, u32, u32)>,
 }
 
 impl CorrIndex {
     pub fn build(tl: &Timeline) -> CorrIndex {
-        let mut map = HashMap::new();
+        let mut threads = Vec::new();
+        let mut entries: Vec<(u32, u32, u32)> = Vec::new();
         for (pi, p) in tl.processes.iter().enumerate() {
             for (ti, t) in p.threads.iter().enumerate() {
+                let before = entries.len();
+                let tix = threads.len() as u32;
                 for (si, s) in t.spans.iter().enumerate() {
-                    if matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver) && s.arg != 0
+                    if matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver)
+                        && s.arg != 0
+                        && s.arg <= u32::MAX as u64
                     {
-                        // A runtime call and the driver call beneath it can share a
-                        // correlation id; keep the outer (earlier) runtime call.
-                        map.entry(s.arg as u32).or_insert(LaunchRef {
-                            process: pi as u32,
-                            thread: ti as u32,
-                            span: si as u32,
-                        });
+                        entries.push((s.arg as u32, tix, si as u32));
                     }
+                }
+                if entries.len() > before {
+                    threads.push((pi as u32, ti as u32));
                 }
             }
         }
-        CorrIndex { map }
+        let max = entries.iter().map(|e| e.0).max().unwrap_or(0) as usize;
+        if max <= 4 * entries.len() + 1024 {
+            let mut dense = vec![(0u32, 0u32); max + 1];
+            for &(c, t, s) in &entries {
+                // A runtime call and the driver call beneath it can share an
+                // id; keep the outer (earlier) runtime call.
+                let slot = &mut dense[c as usize];
+                let earlier = slot.0 == 0 || {
+                    let (pi, ti) = threads[(slot.0 - 1) as usize];
+                    let (npi, nti) = threads[t as usize];
+                    let old =
+                        &tl.processes[pi as usize].threads[ti as usize].spans[slot.1 as usize];
+                    let new = &tl.processes[npi as usize].threads[nti as usize].spans[s as usize];
+                    new.ts < old.ts
+                };
+                if earlier {
+                    *slot = (t + 1, s);
+                }
+            }
+            CorrIndex {
+                threads,
+                dense,
+                sparse: Vec::new(),
+            }
+        } else {
+            entries.sort_unstable();
+            entries.dedup_by_key(|e| e.0);
+            CorrIndex {
+                threads,
+                dense: Vec::new(),
+                sparse: entries,
+            }
+        }
     }
 
+    #[inline]
     pub fn get(&self, corr: u32) -> Option<LaunchRef> {
-        self.map.get(&corr).copied()
+        if corr == 0 {
+            return None;
+        }
+        let (t, span) = if self.sparse.is_empty() {
+            match self.dense.get(corr as usize) {
+                Some(&(t, s)) if t != 0 => (t - 1, s),
+                _ => return None,
+            }
+        } else {
+            let i = self.sparse.binary_search_by_key(&corr, |e| e.0).ok()?;
+            (self.sparse[i].1, self.sparse[i].2)
+        };
+        let (process, thread) = self.threads[t as usize];
+        Some(LaunchRef {
+            process,
+            thread,
+            span,
+        })
     }
 
     pub fn len(&self) -> usize {
-        self.map.len()
+        if self.sparse.is_empty() {
+            self.dense.iter().filter(|e| e.0 != 0).count()
+        } else {
+            self.sparse.len()
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 }

@@ -14,5 +14,6 @@
 
 #![allow(clippy::missing_safety_doc)]
 
+mod cuda;
 mod io;
 mod wait;

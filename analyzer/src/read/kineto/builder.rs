@@ -2,10 +2,9 @@
 
 use std::collections::HashMap;
 
-use crate::model::{CopyKind, Gpu};
 use crate::model::{
-    GpuCapture, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns, Oom, Precision,
-    Process, Source, SpanKind, SyncEvent, Thread, Timeline,
+    CopyKind, Gpu, GpuCapture, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns,
+    Oom, Precision, Process, Source, SpanKind, SyncEvent, Thread, Timeline,
 };
 
 use super::category::{self, Class, is_collective_kernel};
@@ -271,10 +270,10 @@ impl Builder {
     /// (see `parallel`) agree on it.
     fn id(&mut self, id: Option<&Id<'_>>) -> u32 {
         let Some(id) = id else { return 0 };
-        if let Some(v) = id.as_int().and_then(|v| u32::try_from(v).ok()) {
-            if v < SYNTHETIC_ID_BASE {
-                return v;
-            }
+        if let Some(v) = id.as_int().and_then(|v| u32::try_from(v).ok())
+            && v < SYNTHETIC_ID_BASE
+        {
+            return v;
         }
         let text = match id {
             Id::Int(v) => v.to_string(),

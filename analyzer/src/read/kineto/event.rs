@@ -57,9 +57,19 @@ impl<'de: 'a, 'a> Visitor<'de> for EventSeed<'_, 'a> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let ev = self.ev;
+        // Flows and counters (a third of a typical trace) carry nothing we
+        // keep: once `ph` (Kineto's first key) says so, skip the rest unread.
+        let mut skip = false;
         while let Some(Key(key)) = map.next_key::<Key>()? {
+            if skip {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
             match &*key {
-                b"ph" => ev.ph = map.next_value()?,
+                b"ph" => {
+                    ev.ph = map.next_value()?;
+                    skip = matches!(ev.ph.as_deref(), Some("s" | "f" | "t" | "C"));
+                }
                 b"cat" => ev.cat = map.next_value()?,
                 b"name" => ev.name = map.next_value()?,
                 b"pid" => ev.pid = map.next_value()?,

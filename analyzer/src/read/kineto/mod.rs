@@ -33,9 +33,19 @@
 //! steps, unknown categories, `args` of any shape); corruption (bad JSON, a
 //! `ts` that is not a number, a truncated or damaged gzip stream) is an error
 //! naming the file and the byte offset.
+//!
+//! Parsing never builds a `serde_json::Value` of the document: events are
+//! deserialized one at a time into a reused struct borrowing from the text
+//! (`event`, `document`) and fed to the `builder`. Files go to rayon threads
+//! in parallel; a large file is itself cut into pieces parsed on several
+//! threads (`cuts`): gzip files are inflated and parsed in a pipeline
+//! (`stream`), plain files are memory-mapped and split (`parallel`). Any
+//! doubt there falls back to one sequential pass, which is the reference for
+//! errors.
 
 mod builder;
 mod category;
+mod cuts;
 mod document;
 mod error;
 mod event;
@@ -43,6 +53,7 @@ mod meta;
 mod micros;
 mod parallel;
 mod source;
+mod stream;
 
 use std::path::{Path, PathBuf};
 
@@ -77,20 +88,41 @@ pub fn read_file(path: &Path) -> Result<Timeline, KinetoError> {
 
 /// Reads one Kineto trace file with explicit options.
 pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Timeline, KinetoError> {
-    let mut text = source::load(path)?;
+    let raw = source::map(path)?;
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    parse_text(path, name, &mut text, opts)
+    read_raw(path, name, raw, opts)
 }
 
 /// Reads a trace already in memory (gzip or not); `name` labels the timeline
 /// and stands for the path in errors.
 pub fn read_bytes(name: &str, bytes: Vec<u8>) -> Result<Timeline, KinetoError> {
-    let path = Path::new(name);
-    let mut text = source::from_bytes(path, bytes)?;
-    parse_text(path, name.to_owned(), &mut text, &ReadOptions::default())
+    let raw = source::Text::Owned(bytes);
+    read_raw(
+        Path::new(name),
+        name.to_owned(),
+        raw,
+        &ReadOptions::default(),
+    )
+}
+
+fn read_raw(
+    path: &Path,
+    name: String,
+    raw: source::Text,
+    opts: &ReadOptions,
+) -> Result<Timeline, KinetoError> {
+    if opts.threads >= 2
+        && source::is_gzip(&raw)
+        && raw.len() >= stream::MIN_STREAM_BYTES
+        && let Some((builder, meta)) = stream::parse(&raw, &name)
+    {
+        return Ok(builder.finish(meta));
+    }
+    let mut text = source::json_text(path, raw)?;
+    parse_text(path, name, &mut text, opts)
 }
 
 fn parse_text(
@@ -147,7 +179,7 @@ pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Timeline>, KinetoError> {
     distinct.sort_unstable();
     distinct.dedup();
     if distinct.len() == out.len() {
-        out.sort_by_key(|t| rank_of(t));
+        out.sort_by_key(rank_of);
     }
     Ok(out)
 }

@@ -1,26 +1,18 @@
-//! Parsing one large trace on several threads.
-//!
-//! The `traceEvents` array is cut into pieces just before an event's `{`, where
-//! the previous non-blank byte is the `,` between two events, and at least one
-//! blank separates them (Kineto writes `},\n  {`). Turning that comma into `]`
-//! and the blank into `[` makes every piece a JSON array of its own, which a
-//! thread parses into its own [`Builder`]; the builders are then joined in file
-//! order. The cut points are found by a byte search that cannot tell whether it
-//! is inside a string, so each piece must parse completely: a piece that
-//! starts or ends inside an event cannot. On any failure the caller parses the
-//! whole text sequentially, which also places corruption at its exact offset.
+//! Parsing one large trace held in memory on several threads: the
+//! `traceEvents` array is cut (see [`cuts`](super::cuts)) into one piece per
+//! thread plus a small tail, each parsed into its own [`Builder`], and the
+//! builders are joined in file order. `None` sends the caller to one
+//! sequential pass.
 
 use rayon::prelude::*;
-use serde_json::value::RawValue;
 
 use super::builder::Builder;
+use super::cuts::{self, Cut};
 use super::document;
 use super::meta::Meta;
 
 /// Below this, one thread is as fast.
 const MIN_PARALLEL_BYTES: usize = 4 << 20;
-/// The key must appear this early (Kineto writes a few KB of metadata first).
-const KEY_SEARCH_LIMIT: usize = 16 << 20;
 /// The last piece, parsed twice (once to find where the array ends), is kept small.
 const TAIL_BYTES: usize = 256 << 10;
 
@@ -30,37 +22,32 @@ pub fn parse(text: &mut [u8], name: &str, pieces: usize) -> Option<(Builder, Met
     if pieces < 2 || text.len() < MIN_PARALLEL_BYTES {
         return None;
     }
-    let key = find(
-        &text[..text.len().min(KEY_SEARCH_LIMIT)],
-        b"\"traceEvents\"",
-    )?;
-    let head = head_meta(&text[..key])?;
-    let open = array_start(text, key + b"\"traceEvents\"".len())?;
-
-    let sep = separator(text, open)?.to_vec();
+    let key = cuts::find(&text[..text.len().min(cuts::KEY_SEARCH_LIMIT)], cuts::KEY)?;
+    let head = cuts::head_meta(&text[..key])?;
+    let open = cuts::array_start(text, key + cuts::KEY.len())?;
+    let sep = cuts::separator(text, open)?.to_vec();
     // Cut points: evenly spread, plus one near the end for the tail.
     let span = text.len() - open;
     let mut targets: Vec<usize> = (1..pieces).map(|i| open + i * span / pieces).collect();
     targets.push(text.len().saturating_sub(TAIL_BYTES).max(open + 1));
-    let mut cuts: Vec<Cut> = vec![];
+    let mut points: Vec<Cut> = vec![];
     for t in targets {
-        let from = cuts.last().map_or(t, |c: &Cut| t.max(c.brace + 1));
-        if let Some(c) = next_cut(text, from, &sep) {
-            cuts.push(c);
+        let from = points.last().map_or(t, |c: &Cut| t.max(c.brace + 1));
+        if let Some(c) = cuts::next_cut(text, from, &sep) {
+            points.push(c);
         }
     }
-    if cuts.len() < 2 {
+    if points.len() < 2 {
         return None;
     }
-    let saved: Vec<(usize, u8)> = cuts
+    let saved: Vec<(usize, u8)> = points
         .iter()
         .flat_map(|c| [(c.comma, text[c.comma]), (c.blank, text[c.blank])])
         .collect();
-    for c in &cuts {
-        text[c.comma] = b']';
-        text[c.blank] = b'[';
+    for c in &points {
+        cuts::apply(text, c);
     }
-    let result = parse_pieces(text, name, open, &cuts);
+    let result = parse_pieces(text, name, open, &points);
     if result.is_none() {
         for (at, byte) in saved {
             text[at] = byte;
@@ -72,18 +59,11 @@ pub fn parse(text: &mut [u8], name: &str, pieces: usize) -> Option<(Builder, Met
     Some((builder, meta))
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Cut {
-    comma: usize,
-    blank: usize,
-    brace: usize,
-}
-
-fn parse_pieces(text: &[u8], name: &str, open: usize, cuts: &[Cut]) -> Option<(Builder, Meta)> {
+fn parse_pieces(text: &[u8], name: &str, open: usize, points: &[Cut]) -> Option<(Builder, Meta)> {
     // Whole pieces: [open..=cut0.comma], [cut0.blank..=cut1.comma], ...
-    let mut ranges = vec![(open, cuts[0].comma + 1)];
-    ranges.extend(cuts.windows(2).map(|w| (w[0].blank, w[1].comma + 1)));
-    let tail_from = cuts.last()?.blank;
+    let mut ranges = vec![(open, points[0].comma + 1)];
+    ranges.extend(points.windows(2).map(|w| (w[0].blank, w[1].comma + 1)));
+    let tail_from = points.last()?.blank;
     let (body, tail) = rayon::join(
         || {
             ranges
@@ -96,7 +76,7 @@ fn parse_pieces(text: &[u8], name: &str, open: usize, cuts: &[Cut]) -> Option<(B
                 })
                 .collect::<Option<Vec<Builder>>>()
         },
-        || parse_tail(&text[tail_from..], name),
+        || cuts::parse_tail(&text[tail_from..], name),
     );
     let mut parts = body?.into_iter();
     let mut all = parts.next()?;
@@ -106,90 +86,6 @@ fn parse_pieces(text: &[u8], name: &str, open: usize, cuts: &[Cut]) -> Option<(B
     let (tail_builder, meta) = tail?;
     all.absorb(tail_builder);
     Some((all, meta))
-}
-
-/// The last piece: the rest of the array, then the document's remaining keys.
-fn parse_tail(text: &[u8], name: &str) -> Option<(Builder, Meta)> {
-    let mut stream = serde_json::Deserializer::from_slice(text).into_iter::<&RawValue>();
-    let array = stream.next()?.ok()?;
-    let end = stream.byte_offset();
-    let mut bld = Builder::new(name.to_owned());
-    document::parse_array(array.get().as_bytes(), &mut bld).ok()?;
-    // After the array: `}` or `, "key": value ... }`.
-    let rest = &text[end..];
-    let i = rest.iter().position(|b| !b.is_ascii_whitespace())?;
-    let meta = match rest[i] {
-        b'}' if rest[i + 1..].iter().all(u8::is_ascii_whitespace) => Meta::default(),
-        b',' => {
-            let mut doc = Vec::with_capacity(rest.len() - i);
-            doc.push(b'{');
-            doc.extend_from_slice(&rest[i + 1..]);
-            let mut scratch = Builder::new(String::new());
-            document::parse(&doc, &mut scratch).ok()?.0
-        }
-        _ => return None,
-    };
-    Some((bld, meta))
-}
-
-/// Metadata before `"traceEvents"`, checked by parsing it as a document whose
-/// event list is empty (this also proves the key is at the top level).
-fn head_meta(prefix: &[u8]) -> Option<Meta> {
-    let mut doc = Vec::with_capacity(prefix.len() + 20);
-    doc.extend_from_slice(prefix);
-    doc.extend_from_slice(b"\"traceEvents\":[]}");
-    let mut scratch = Builder::new(String::new());
-    match document::parse(&doc, &mut scratch) {
-        Ok((meta, true)) => Some(meta),
-        _ => None,
-    }
-}
-
-/// The index of the `[` that opens the array after the key.
-fn array_start(text: &[u8], mut i: usize) -> Option<usize> {
-    let skip = |text: &[u8], mut i: usize| {
-        while text.get(i).is_some_and(u8::is_ascii_whitespace) {
-            i += 1;
-        }
-        i
-    };
-    i = skip(text, i);
-    (text.get(i) == Some(&b':')).then_some(())?;
-    i = skip(text, i + 1);
-    (text.get(i) == Some(&b'[')).then_some(i)
-}
-
-/// The first `,` + `sep` + `{` at or after `from`.
-fn next_cut(text: &[u8], from: usize, sep: &[u8]) -> Option<Cut> {
-    let mut i = from;
-    while i < text.len() {
-        let brace = i + text[i..].iter().position(|&b| b == b'{')?;
-        if brace > sep.len() {
-            let blank = brace - sep.len();
-            if &text[blank..brace] == sep && text[blank - 1] == b',' {
-                return Some(Cut {
-                    comma: blank - 1,
-                    blank: brace - 1,
-                    brace,
-                });
-            }
-        }
-        i = brace + 1;
-    }
-    None
-}
-
-/// The blanks between `[` and the first event: the writer's separator
-/// between events (Kineto: `\n  `). Pretty-printers indent nested values
-/// deeper, so matching it exactly avoids most cuts inside events.
-fn separator(text: &[u8], open: usize) -> Option<&[u8]> {
-    let rest = text.get(open + 1..)?;
-    let n = rest.iter().position(|b| !b.is_ascii_whitespace())?;
-    (n > 0 && rest[n] == b'{').then(|| &rest[..n])
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]

@@ -50,7 +50,8 @@ impl DerefMut for Text {
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-pub fn load(path: &Path) -> Result<Text, KinetoError> {
+/// Maps a file as it is on disk (gzip or not).
+pub fn map(path: &Path) -> Result<Text, KinetoError> {
     let io_err = |source| KinetoError::Io {
         path: path.to_owned(),
         source,
@@ -63,19 +64,19 @@ pub fn load(path: &Path) -> Result<Text, KinetoError> {
     // SAFETY: a private (copy-on-write) map: our writes never reach the file.
     // A file truncated underneath us is the one hazard, as with any mmap reader.
     let map = unsafe { MmapOptions::new().map_copy(&file) }.map_err(io_err)?;
-    if map.starts_with(&GZIP_MAGIC) {
-        inflate(path, &map).map(Text::Inflated)
-    } else {
-        Ok(Text::Mapped(map))
-    }
+    Ok(Text::Mapped(map))
 }
 
-/// Text from bytes already in memory (gzip or not); `path` names them in errors.
-pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Text, KinetoError> {
-    if bytes.starts_with(&GZIP_MAGIC) {
-        inflate(path, &bytes).map(Text::Inflated)
+pub fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&GZIP_MAGIC)
+}
+
+/// The JSON text of `raw`: itself, or inflated when it is gzip.
+pub fn json_text(path: &Path, raw: Text) -> Result<Text, KinetoError> {
+    if is_gzip(&raw) {
+        inflate(path, &raw).map(Text::Inflated)
     } else {
-        Ok(Text::Owned(bytes))
+        Ok(raw)
     }
 }
 

@@ -107,7 +107,7 @@ pub fn read_file(path: &Path) -> Result<Timeline, NativeError> {
         .filter(|c| c.kind == ChunkKind::Thread)
         .collect();
     let chunk_size = h.chunk_size as u64;
-    let part = thread_chunks
+    let parts: Vec<Partial> = thread_chunks
         .par_chunks(BATCH)
         .map(|batch| {
             let mut p = Partial::default();
@@ -117,7 +117,10 @@ pub fn read_file(path: &Path) -> Result<Timeline, NativeError> {
             }
             p
         })
-        .reduce(Partial::default, Partial::merge);
+        .collect();
+    // One concatenation at the end: merging pairwise would copy every event
+    // once per level of the merge tree.
+    let part = Partial::concat(parts);
 
     let mut process = Process {
         pid: h.pid,

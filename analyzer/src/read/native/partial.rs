@@ -52,10 +52,42 @@ impl Partial {
         self.gpus.entry(id).or_default()
     }
 
-    pub fn merge(mut self, mut other: Partial) -> Partial {
-        if other.threads.len() + other.gpus.len() > self.threads.len() + self.gpus.len() {
-            std::mem::swap(&mut self, &mut other);
+    /// Joins partials in order, sizing every list once.
+    pub fn concat(parts: Vec<Partial>) -> Partial {
+        let mut span_len: HashMap<u32, (usize, usize)> = HashMap::new();
+        let mut op_len: HashMap<(u32, u32), usize> = HashMap::new();
+        for p in &parts {
+            for (tid, t) in &p.threads {
+                let e = span_len.entry(*tid).or_default();
+                e.0 += t.spans.len();
+                e.1 += t.samples.len();
+            }
+            for (gid, g) in &p.gpus {
+                for (sid, ops) in &g.streams {
+                    *op_len.entry((*gid, *sid)).or_default() += ops.len();
+                }
+            }
         }
+        let mut out = Partial::default();
+        for (tid, (spans, samples)) in span_len {
+            let t = out.thread(tid);
+            t.spans.reserve_exact(spans);
+            t.samples.reserve_exact(samples);
+        }
+        for ((gid, sid), n) in op_len {
+            out.gpu(gid)
+                .streams
+                .entry(sid)
+                .or_default()
+                .reserve_exact(n);
+        }
+        for p in parts {
+            out = out.merge(p);
+        }
+        out
+    }
+
+    pub fn merge(mut self, other: Partial) -> Partial {
         for (tid, t) in other.threads {
             let mine = self.thread(tid);
             mine.spans.extend(t.spans);

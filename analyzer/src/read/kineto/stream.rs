@@ -1,0 +1,185 @@
+//! Gzip traces: inflating and parsing at the same time.
+//!
+//! A producer thread inflates the file into pieces of about [`PIECE_BYTES`],
+//! each ended at the last cut (see [`cuts`](super::cuts)) it holds, and sends
+//! them on; rayon threads parse the pieces into builders meanwhile, and hand
+//! the buffers back for reuse. Inflating (about a quarter of the work) thus
+//! overlaps parsing, and the whole inflated text never sits in memory at once.
+//! `None` (a piece that does not parse, a damaged stream, an odd layout)
+//! sends the caller to one sequential pass over the fully inflated text.
+
+use std::io::Read;
+use std::sync::mpsc;
+
+use flate2::read::MultiGzDecoder;
+use rayon::prelude::*;
+
+use super::builder::Builder;
+use super::cuts;
+use super::document;
+use super::meta::Meta;
+
+/// Inflated bytes per piece.
+const PIECE_BYTES: usize = 4 << 20;
+/// Below this many compressed bytes one pass is as fast.
+pub const MIN_STREAM_BYTES: usize = 256 << 10;
+/// Bytes read at a time while looking for the `traceEvents` key.
+const HEAD_STEP: usize = 64 << 10;
+
+/// Parses the gzip stream `gz`; `None` when that is not possible this way.
+pub fn parse(gz: &[u8], name: &str) -> Option<(Builder, Meta)> {
+    let (piece_tx, piece_rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(2);
+    let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|s| {
+        let producer = s.spawn(move || produce(gz, name, &piece_tx, &free_rx));
+        let mut parsed: Vec<(usize, Option<Builder>)> = piece_rx
+            .into_iter()
+            .par_bridge()
+            .map(|(i, piece)| {
+                let mut b = Builder::new(name.to_owned());
+                let ok = document::parse_array(&piece, &mut b).is_ok();
+                // The producer may be gone already; then the buffer is just freed.
+                let _ = free_tx.send(piece);
+                (i, ok.then_some(b))
+            })
+            .collect();
+        let (head, tail, tail_meta) = producer.join().ok()??;
+        parsed.sort_unstable_by_key(|p| p.0);
+        let mut all: Option<Builder> = None;
+        for (i, (at, b)) in parsed.into_iter().enumerate() {
+            let b = b.filter(|_| at == i)?;
+            match all.as_mut() {
+                Some(a) => a.absorb(b),
+                None => all = Some(b),
+            }
+        }
+        let mut all = all.unwrap_or_else(|| Builder::new(name.to_owned()));
+        all.absorb(tail);
+        let mut meta = head;
+        meta.overlay(tail_meta);
+        Some((all, meta))
+    })
+}
+
+/// Appends up to `n` inflated bytes; `Some(true)` at the end of the stream.
+fn fill(dec: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> Option<bool> {
+    buf.reserve(n);
+    let got = dec.by_ref().take(n as u64).read_to_end(buf).ok()?;
+    Some(got < n)
+}
+
+/// Inflates and sends the pieces; returns the metadata before the events, and
+/// the builder and metadata of the tail (the last piece and what follows it).
+fn produce(
+    gz: &[u8],
+    name: &str,
+    tx: &mpsc::SyncSender<(usize, Vec<u8>)>,
+    free: &mpsc::Receiver<Vec<u8>>,
+) -> Option<(Meta, Builder, Meta)> {
+    let mut dec = MultiGzDecoder::new(gz);
+    let mut pending = Vec::with_capacity(PIECE_BYTES + HEAD_STEP);
+    // The head: everything up to the first event.
+    let (head, open, sep) = loop {
+        let eof = fill(&mut dec, &mut pending, HEAD_STEP)?;
+        let found = cuts::find(&pending, cuts::KEY).and_then(|key| {
+            let open = cuts::array_start(&pending, key + cuts::KEY.len())?;
+            let sep = cuts::separator(&pending, open)?.to_vec();
+            Some((key, open, sep))
+        });
+        if let Some((key, open, sep)) = found {
+            break (cuts::head_meta(&pending[..key])?, open, sep);
+        }
+        if eof || pending.len() > cuts::KEY_SEARCH_LIMIT {
+            return None;
+        }
+    };
+    pending.drain(..open);
+
+    let mut index = 0;
+    loop {
+        if fill(&mut dec, &mut pending, PIECE_BYTES)? {
+            break;
+        }
+        let Some(cut) = cuts::last_cut(&pending, &sep) else {
+            continue; // one event longer than a piece: read on
+        };
+        let mut next = free.try_recv().unwrap_or_default();
+        next.clear();
+        next.push(b'[');
+        next.extend_from_slice(&pending[cut.brace..]);
+        cuts::apply(&mut pending, &cut);
+        pending.truncate(cut.comma + 1);
+        tx.send((index, pending)).ok()?;
+        index += 1;
+        pending = next;
+    }
+    let (tail, tail_meta) = cuts::parse_tail(&pending, name)?;
+    Some((head, tail, tail_meta))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn gz(text: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(text).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn doc(n: usize) -> Vec<u8> {
+        let mut s = String::from(
+            "{\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 4},\n  \"traceEvents\": [\n",
+        );
+        for i in 0..n {
+            s.push_str(&format!(
+                "  {{\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k{}\", \"pid\": 0, \"tid\": 7,\n    \"ts\": {i}.5, \"dur\": 1,\n    \"args\": {{\"stream\": 7, \"correlation\": {i}, \"grid\": [1, 1, 1]}}\n  }},\n",
+                i % 13
+            ));
+        }
+        s.push_str("  {\"ph\": \"i\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 1}\n  ],\n  \"baseTimeNanoseconds\": 9\n}\n");
+        s.into_bytes()
+    }
+
+    #[test]
+    fn pieces_agree_with_one_pass() {
+        let text = doc(120_000);
+        let mut seq = Builder::new("t".into());
+        let (m, _) = document::parse(&text, &mut seq).unwrap();
+        let one = seq.finish(m);
+        let (b, m) = parse(&gz(&text), "t").expect("streamed");
+        let two = b.finish(m);
+        assert_eq!(two.gpu_op_count(), 120_000);
+        assert_eq!(two.processes.len(), one.processes.len());
+        assert_eq!(
+            (
+                two.realtime_offset_ns,
+                two.processes.first().and_then(|p| p.rank)
+            ),
+            (Some(9), None)
+        );
+        let ops = |t: &crate::model::Timeline| {
+            t.gpus[0].streams[0]
+                .ops
+                .iter()
+                .map(|o| (o.start, o.corr, t.strings.get(o.name).to_owned(), o.launch))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ops(&one), ops(&two));
+        assert_eq!(two.gpus[0].launch_configs.len(), 1);
+    }
+
+    #[test]
+    fn damaged_stream_gives_up() {
+        let mut z = gz(&doc(120_000));
+        let n = z.len();
+        z.truncate(n * 2 / 3);
+        assert!(parse(&z, "t").is_none());
+        let mut text = doc(120_000);
+        let at = text.len() / 2;
+        let at = at + text[at..].iter().position(|&b| b == b'k').unwrap();
+        text[at - 1] = b'?';
+        assert!(parse(&gz(&text), "t").is_none());
+    }
+}

@@ -1,0 +1,235 @@
+//! The diagnosis on real multi-process Python workloads driving gpusim under
+//! `stallscope record`: each scenario's expected top cause, and for the
+//! fixable ones, the what-if estimate against a measured fixed run.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+
+use common::*;
+use serde_json::Value;
+
+/// Scenarios measure time; running two at once on a 2-core machine would
+/// create the CPU contention they are not about.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn run(dir: &Path, scenario: &str, fixed: bool) -> Value {
+    let gpusim = built_lib("libgpusim.so");
+    let rec = dir.join(if fixed {
+        format!("{scenario}-fixed")
+    } else {
+        scenario.to_string()
+    });
+    let mut args = vec![gpusim.to_str().unwrap().to_string(), scenario.to_string()];
+    if fixed {
+        args.push("fixed".into());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = Command::new(stallscope())
+        .arg("record")
+        .arg("-o")
+        .arg(&rec)
+        .arg("--cupti")
+        .arg(&gpusim)
+        .arg("--")
+        .arg(python())
+        .arg(workload("scenario.py"))
+        .args(&args)
+        .env("SCENARIO_DIR", dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{scenario}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json = dir.join(format!(
+        "{scenario}{}.json",
+        if fixed { "-fixed" } else { "" }
+    ));
+    let a = Command::new(stallscope())
+        .arg("analyze")
+        .arg(&rec)
+        .arg("-q")
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        a.status.success(),
+        "analyze {scenario}: {}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+}
+
+fn text_report(r: &Value) -> String {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}/{} share {}% saving {} ns after {} ns",
+                f["cause"],
+                f["sub_cause"],
+                f["share_pct"],
+                f["est_saving_ns"],
+                f["est_step_ns_after"]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Asserts the top finding, and returns it.
+fn top(r: &Value, cause: &str, sub: Option<&str>) -> Value {
+    let findings = r["findings"].as_array().unwrap();
+    let f = findings
+        .first()
+        .unwrap_or_else(|| panic!("no findings; expected {cause}"));
+    assert_eq!(
+        f["cause"],
+        cause,
+        "top finding is not {cause}:\n{}",
+        text_report(r)
+    );
+    if let Some(sub) = sub {
+        assert_eq!(
+            f["sub_cause"],
+            sub,
+            "top finding is not {cause}/{sub}:\n{}",
+            text_report(r)
+        );
+    }
+    assert!(
+        r["steps"]["count"].as_u64().unwrap() >= 10,
+        "steps: {}",
+        r["steps"]
+    );
+    f.clone()
+}
+
+/// The what-if: the estimated step time after the fix is within 15% of the
+/// step time measured with the fix applied.
+fn check_estimate(scenario: &str, cause: &str, sub: &str) {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = disk_tempdir();
+    let slow = run(tmp.path(), scenario, false);
+    let f = top(&slow, cause, Some(sub));
+    let fixed = run(tmp.path(), scenario, true);
+    let measured = fixed["steps"]["median_ns"].as_f64().unwrap();
+    let estimated = f["est_step_ns_after"].as_f64().unwrap();
+    let before = slow["steps"]["median_ns"].as_f64().unwrap();
+    let err = (estimated - measured).abs() / measured;
+    eprintln!(
+        "{scenario}: step {:.1} ms, estimated after fix {:.1} ms, measured fixed {:.1} ms ({:.1}% off)",
+        before / 1e6,
+        estimated / 1e6,
+        measured / 1e6,
+        100.0 * err
+    );
+    assert!(
+        err <= 0.15,
+        "{scenario}: estimate {estimated} vs measured {measured}"
+    );
+    assert!(
+        measured < before * 0.9,
+        "{scenario}: the fixed run is not faster; the scenario is broken"
+    );
+}
+
+/// A scratch directory on the project's disk (not a tmpfs /tmp): the I/O
+/// scenarios evict their files from the page cache, which tmpfs cannot do.
+fn disk_tempdir() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+/// The filesystem name stallscope gives the disk the scenarios read from.
+fn scratch_fs() -> &'static str {
+    let magic = fs_magic(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let magic = u32::from_str_radix(magic.trim_start_matches("0x"), 16).unwrap();
+    stallscope_format::fs_name(magic)
+}
+
+#[test]
+fn a_gpu_bound_baseline_has_no_big_finding() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run(tmp.path(), "baseline", false);
+    let wall = r["wall_ns"].as_f64().unwrap();
+    for f in r["findings"].as_array().unwrap() {
+        let saving = 100.0 * f["est_saving_ns"].as_f64().unwrap() / wall;
+        assert!(
+            f["share_pct"].as_f64().unwrap() <= 5.0 && saving <= 5.0,
+            "baseline finding over 5%:\n{}",
+            text_report(&r)
+        );
+    }
+    let busy = r["devices"][0]["busy_ns"].as_f64().unwrap();
+    assert!(
+        busy / wall > 0.9,
+        "baseline GPU busy only {:.0}%",
+        100.0 * busy / wall
+    );
+}
+
+#[test]
+fn b_slow_cpu_workers_are_data_cpu() {
+    check_estimate("data_cpu", "data", "cpu");
+}
+
+#[test]
+fn c_workers_reading_evicted_files_are_data_io() {
+    check_estimate("data_io", "data", "io");
+}
+
+#[test]
+fn d_the_loop_reading_files_is_io() {
+    check_estimate("io", "io", scratch_fs());
+}
+
+#[test]
+fn e_python_work_between_launches_is_cpu() {
+    check_estimate("cpu", "cpu", "python");
+}
+
+#[test]
+fn f_fp32_gemm_is_precision() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run(tmp.path(), "precision", false);
+    let f = top(&r, "precision", Some("fp32"));
+    assert!(
+        f["evidence"].as_str().unwrap().contains("ampere_sgemm"),
+        "{}",
+        f["evidence"]
+    );
+    let fp32 = r["devices"][0]["busy_by_precision_ns"]["fp32"]
+        .as_f64()
+        .unwrap();
+    assert!(fp32 > 0.5 * r["devices"][0]["busy_ns"].as_f64().unwrap());
+}
+
+#[test]
+fn g_oom_free_storm_and_offload_are_memory() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run(tmp.path(), "memory", false);
+    let f = top(&r, "memory", None);
+    let ev = f["evidence"].as_str().unwrap();
+    assert!(
+        ev.contains("out-of-memory") && ev.contains("cudaFree") && ev.contains("offload"),
+        "{ev}"
+    );
+}
+
+#[test]
+fn h_item_every_step_is_sync() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run(tmp.path(), "sync", false);
+    top(&r, "sync", None);
+}

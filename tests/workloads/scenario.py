@@ -1,0 +1,146 @@
+"""Training-loop scenarios on gpusim, each with a known dominant stall, for the
+diagnosis tests. usage: scenario.py LIBGPUSIM NAME [fixed]
+
+NAME: baseline | data_cpu | data_io | io | cpu | precision | memory | sync.
+`fixed` runs the same loop with the stall removed, to check the what-if.
+Every step is a ProfilerStep#N NVTX range, and ends with a stream sync (as
+`loss.item()` does), so host step times track the GPU."""
+import multiprocessing as mp
+import os
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from simgpu import Gpu  # noqa: E402
+
+MS = 1_000_000
+BF16 = b"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+FP32 = b"ampere_sgemm_128x64_nn"
+ELEM = b"void at::native::vectorized_elementwise_kernel<4>"
+
+so, name = sys.argv[1], sys.argv[2]
+fixed = len(sys.argv) > 3 and sys.argv[3] == "fixed"
+STEPS = 16
+
+
+def burn(seconds):
+    end = time.perf_counter() + seconds
+    x = 0
+    while time.perf_counter() < end:
+        x += 1
+    return x
+
+
+def evict(path):
+    fd = os.open(path, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+
+
+def read_random(path, n, evicted):
+    if evicted:
+        evict(path)
+    fd = os.open(path, os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    rnd = random.Random(n)
+    for _ in range(n):
+        os.pread(fd, 4096, rnd.randrange(0, size // 4096) * 4096)
+    os.close(fd)
+
+
+def data_file():
+    path = os.path.join(os.environ.get("SCENARIO_DIR", "/tmp"), f"scenario-data-{os.getpid()}.bin")
+    with open(path, "wb") as f:
+        f.write(os.urandom(64 << 20))
+        f.flush()
+        os.fsync(f.fileno())  # clean pages can be evicted without root
+    return path
+
+
+def worker(q, kind, n):
+    """A DataLoader-style worker: makes `n` batches, each costing CPU or I/O."""
+    path = data_file() if kind == "io" else None
+    for _ in range(n):
+        if kind == "cpu":
+            burn(0.004 if fixed else 0.09)
+        else:
+            read_random(path, 600, evicted=not fixed)
+        q.put(b"x" * 1024)
+    if path:
+        os.unlink(path)
+
+
+def gpu_work(g, kernels, ns, kname=BF16):
+    for _ in range(kernels):
+        g.launch(kname, ns)
+
+
+def main():
+    g = Gpu(so, memory=(1 << 30) if name == "memory" else 16 << 30)
+    scratch = g.malloc(1 << 20)
+    if name in ("data_cpu", "data_io"):
+        ctx = mp.get_context("fork")
+        q = ctx.Queue(maxsize=2)
+        p = ctx.Process(target=worker, args=(q, "cpu" if name == "data_cpu" else "io", STEPS + 1))
+        p.start()
+        q.get()  # warm-up batch, outside the steps
+    if name == "io":
+        path = data_file()
+    if name == "memory":
+        # The caching allocator's blocks: many mid-sized ones.
+        cache = [g.malloc(3 << 20) for _ in range(190)]
+        weights_host = bytearray(32 << 20)
+        import ctypes
+        host = ctypes.cast((ctypes.c_char * len(weights_host)).from_buffer(weights_host), ctypes.c_void_p)
+        weights_dev = g.malloc(32 << 20)
+    for i in range(STEPS):
+        g.step_begin(i)
+        if name == "baseline":
+            gpu_work(g, 20, 4 * MS)
+        elif name in ("data_cpu", "data_io"):
+            q.get()
+            gpu_work(g, 10, 4 * MS)
+        elif name == "io":
+            read_random(path, 600, evicted=not fixed)
+            gpu_work(g, 10, 4 * MS)
+        elif name == "cpu":
+            gpu_work(g, 10, 3 * MS)
+            g.sync()
+            if not fixed:
+                burn(0.1)
+        elif name == "precision":
+            gpu_work(g, 10, 5 * MS, FP32)
+            gpu_work(g, 4, 1 * MS, ELEM)
+        elif name == "memory":
+            if not fixed:
+                for _ in range(4):
+                    g.h2d(weights_dev, host, 32 << 20, sync=True)  # pageable "weights" offload
+                big = g.malloc(700 << 20)
+                if big is None:
+                    # OOM: empty the cache (a cudaFree storm) and retry.
+                    for b in cache:
+                        g.free(b)
+                    cache = []
+                    big = g.malloc(700 << 20)
+                gpu_work(g, 10, 3 * MS)
+                g.free(big)
+                cache = [g.malloc(3 << 20) for _ in range(190)]
+            else:
+                gpu_work(g, 10, 3 * MS)
+        elif name == "sync":
+            gpu_work(g, 20, 2 * MS)
+            g.item(scratch)
+            if not fixed:
+                burn(0.012)  # logging the loss
+        g.sync()
+        g.step_end()
+    if name in ("data_cpu", "data_io"):
+        p.join()
+    if name == "io":
+        os.unlink(path)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

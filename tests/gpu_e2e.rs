@@ -386,7 +386,7 @@ fn lazy_start_with_ld_preload_alone() {
             so.to_str().unwrap(),
             report.to_str().unwrap(),
             "1000",
-            "0.6",
+            "1.0",
         ])
         .env("LD_PRELOAD", shim())
         .env("STALLSCOPE_OUT", &rec)

@@ -206,7 +206,7 @@ impl<'a> TraceView<'a> {
         }
         let table_end = thread_table_offset + thread_slots as u64 * THREAD_SLOT_SIZE as u64;
         let chunks_offset: u64 = get(bytes, hdr::CHUNKS_OFFSET);
-        if chunks_offset < table_end || chunks_offset % crate::layout::PAGE != 0 {
+        if chunks_offset < table_end || !chunks_offset.is_multiple_of(crate::layout::PAGE) {
             return Err(bad("chunks_offset", chunks_offset, hdr::CHUNKS_OFFSET));
         }
         if have < chunks_offset {
@@ -311,7 +311,7 @@ impl<'a> TraceView<'a> {
         })?;
         let committed = get::<u32>(c, chk::COMMITTED) as u64;
         let capacity = (h.chunk_size as usize - CHUNK_HEADER_SIZE) as u64;
-        if committed > capacity || committed % 8 != 0 {
+        if committed > capacity || !committed.is_multiple_of(8) {
             return Err(FormatError::at(
                 off + chk::COMMITTED as u64,
                 FormatErrorKind::BadCommitted {

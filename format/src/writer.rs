@@ -375,13 +375,14 @@ impl MetaStream {
         let w = unsafe { &mut *self.writer.get() };
         // SAFETY: the meta chunk is guarded by the lock.
         let mut ok = unsafe { w.write(len, &mut *fill) };
-        if !ok && len <= region.geo.chunk_payload() as usize {
-            if let Claim::Chunk(c) = region.claim_chunk(ChunkKind::Meta, 0, grow) {
-                // SAFETY: the old chunk is ours under the lock.
-                unsafe { w.seal() };
-                *w = c;
-                ok = unsafe { w.write(len, &mut *fill) };
-            }
+        if !ok
+            && len <= region.geo.chunk_payload() as usize
+            && let Claim::Chunk(c) = region.claim_chunk(ChunkKind::Meta, 0, grow)
+        {
+            // SAFETY: the old chunk is ours under the lock.
+            unsafe { w.seal() };
+            *w = c;
+            ok = unsafe { w.write(len, &mut *fill) };
         }
         self.lock.store(false, Ordering::Release);
         ok

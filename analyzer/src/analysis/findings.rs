@@ -361,6 +361,12 @@ fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String) {
             ),
             "pin_memory=True in the DataLoader and .to(device, non_blocking=True)".to_string(),
         ),
+        Cause::Launch if sub == "slow-call" => (
+            format!("{who}: kernel-launch calls that took over 1 ms (lazy module loading, JIT compilation, or a full launch queue)"),
+            "warm up before the measured steps (the first launch of each kernel loads its module); with \
+             torch.compile, compile once outside the loop"
+                .to_string(),
+        ),
         Cause::Launch => (
             format!("{who}: kernels shorter than their launch cost, launched back to back"),
             "CUDA graphs (torch.compile(mode=\"reduce-overhead\")), fuse small ops, or a larger batch".to_string(),

@@ -22,6 +22,35 @@ pub fn dur(ns: i64) -> String {
     if ns < 0 { format!("-{s}") } else { s }
 }
 
+/// Writes `text` indented under a finding, wrapped at about 100 columns.
+fn wrap(o: &mut String, tag: &str, text: &str) {
+    let mut line = format!("    {tag}");
+    for word in text.split_whitespace() {
+        if line.chars().count() + word.chars().count() + 1 > 100 && line.trim().len() > tag.len() {
+            let _ = writeln!(o, "{line}");
+            line = " ".repeat(4 + tag.len());
+        } else if !line.ends_with(' ') {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    let _ = writeln!(o, "{line}");
+}
+
+/// The command line with directories dropped from paths, so it fits a line.
+fn short_command(cmd: &str) -> String {
+    cmd.split(' ')
+        .map(|a| {
+            if a.starts_with('/') {
+                a.rsplit('/').next().unwrap_or(a)
+            } else {
+                a
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn bar(pct: f64, width: usize) -> String {
     let filled = ((pct / 100.0) * width as f64)
         .round()
@@ -69,7 +98,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         o,
         "stallscope · {} · {} ({roles}) · {} · {gpu_label}",
         r.name,
-        cut(&r.command, 60),
+        cut(&short_command(&r.command), 60),
         dur(r.wall_ns)
     );
     for n in &procs.gpu_capture {
@@ -159,11 +188,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         );
     }
     if !r.findings.is_empty() {
-        let _ = writeln!(
-            o,
-            "\nFixes, by estimated saving{:>40}{:>10}",
-            "step after", "saving"
-        );
+        let _ = writeln!(o, "\nFixes, by estimated saving");
         for (i, f) in r.findings.iter().take(6).enumerate() {
             let label = if f.sub_cause.is_empty() {
                 f.cause.clone()
@@ -171,15 +196,22 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
                 format!("{}/{}", f.cause, f.sub_cause)
             };
             let saving = 100.0 * f.est_saving_ns as f64 / r.wall_ns.max(1) as f64;
-            let _ = writeln!(
-                o,
-                "{:>2}. {:<16} {:<46} {:>9} {:>8}",
-                i + 1,
-                label,
-                cut(&f.fix, 46),
-                dur(f.est_step_ns_after),
-                format!("-{saving:.0}%")
-            );
+            let step = if r.steps.count > 0 {
+                format!(
+                    "step {} -> {}",
+                    dur(r.steps.median_ns),
+                    dur(f.est_step_ns_after)
+                )
+            } else {
+                format!(
+                    "window {} -> {}",
+                    dur(r.wall_ns),
+                    dur(r.wall_ns - f.est_saving_ns)
+                )
+            };
+            let _ = writeln!(o, "{:>2}. {label:<20} {step:<28} saves {saving:.0}%", i + 1);
+            wrap(&mut o, "fix: ", &f.fix);
+            wrap(&mut o, "why: ", &f.evidence);
         }
     } else if !r.devices.is_empty() {
         let _ = writeln!(o, "\nNo stall worth fixing: the GPU was busy.");

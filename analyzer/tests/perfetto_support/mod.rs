@@ -302,6 +302,7 @@ pub fn native() -> (Timeline, Diagnosis) {
     let diag = Diagnosis {
         window: (MS, 41 * MS),
         steps: Steps {
+            label: String::new(),
             source: StepSource::ProfilerStep,
             steps: vec![
                 Step {
@@ -385,6 +386,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
     let diag = Diagnosis {
         window: (0, 1000),
         steps: Steps {
+            label: String::new(),
             source: StepSource::None,
             steps: vec![Step {
                 index: 0,
@@ -492,6 +494,7 @@ pub fn small() -> (Timeline, Diagnosis) {
     let diag = Diagnosis {
         window: (2500, 3500),
         steps: Steps {
+            label: String::new(),
             source: StepSource::Detected,
             steps: vec![Step {
                 index: 0,

@@ -33,8 +33,7 @@ pub fn parse_tail(text: &[u8], name: &str) -> Option<(Builder, Meta)> {
     let mut stream = serde_json::Deserializer::from_slice(text).into_iter::<&RawValue>();
     let array = stream.next()?.ok()?;
     let end = stream.byte_offset();
-    let mut bld = Builder::new(name.to_owned());
-    document::parse_array(array.get().as_bytes(), &mut bld).ok()?;
+    let bld = document::parse_piece(array.get().as_bytes(), name)?;
     // After the array: `}` or `, "key": value ... }`.
     let rest = &text[end..];
     let i = rest.iter().position(|b| !b.is_ascii_whitespace())?;

@@ -69,6 +69,17 @@ impl<'de> Visitor<'de> for DocVisitor<'_> {
     }
 }
 
+/// Parses a piece of the event array (itself a JSON array) into a new
+/// builder: with the fast scanner, or with serde where that declines.
+pub fn parse_piece(text: &[u8], name: &str) -> Option<Builder> {
+    let mut b = Builder::new(name.to_owned());
+    if super::fast::parse_array(text, &mut b).is_ok() {
+        return Some(b);
+    }
+    let mut b = Builder::new(name.to_owned());
+    parse_array(text, &mut b).ok().map(|_| b)
+}
+
 /// Parses `text`, a JSON array of events, into the builder.
 pub fn parse_array(text: &[u8], builder: &mut Builder) -> Result<(), serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(text);

@@ -241,12 +241,72 @@ pub struct Args<'a> {
     pub registers: Option<i64>,
     /// `name` of metadata events (process_name, thread_name).
     pub name: Option<Cow<'a, str>>,
-    pub rank: Option<i64>,
-    /// Memory events: "Device Type", "Device Id", "Addr", "Bytes", "Total Allocated".
+    /// Memory events: "Device Type", "Device Id", "Addr", "Bytes".
     pub device_type: Option<i64>,
     pub device_id: Option<i64>,
     pub addr: Option<i64>,
     pub mem_bytes: Option<i64>,
+}
+
+/// An `args` key the reader keeps (shared by both parsers, so they agree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKey {
+    Correlation,
+    ExternalId,
+    Device,
+    Stream,
+    Bytes,
+    Grid,
+    Block,
+    SharedMemory,
+    Registers,
+    Name,
+    DeviceType,
+    DeviceId,
+    Addr,
+    MemBytes,
+}
+
+impl ArgKey {
+    pub fn of(key: &[u8]) -> Option<ArgKey> {
+        Some(match key {
+            b"correlation" => ArgKey::Correlation,
+            b"External id" | b"external id" => ArgKey::ExternalId,
+            b"device" => ArgKey::Device,
+            b"stream" => ArgKey::Stream,
+            b"bytes" => ArgKey::Bytes,
+            b"grid" => ArgKey::Grid,
+            b"block" => ArgKey::Block,
+            b"shared memory" => ArgKey::SharedMemory,
+            b"registers per thread" => ArgKey::Registers,
+            b"name" => ArgKey::Name,
+            b"Device Type" => ArgKey::DeviceType,
+            b"Device Id" => ArgKey::DeviceId,
+            b"Addr" => ArgKey::Addr,
+            b"Bytes" => ArgKey::MemBytes,
+            _ => return None,
+        })
+    }
+}
+
+impl Args<'_> {
+    /// Sets an integer-valued key (the others are set directly).
+    pub fn set_int(&mut self, k: ArgKey, v: Option<i64>) {
+        match k {
+            ArgKey::Correlation => self.correlation = v,
+            ArgKey::ExternalId => self.external_id = v,
+            ArgKey::Device => self.device = v,
+            ArgKey::Stream => self.stream = v,
+            ArgKey::Bytes => self.bytes = v,
+            ArgKey::SharedMemory => self.shared_memory = v,
+            ArgKey::Registers => self.registers = v,
+            ArgKey::DeviceType => self.device_type = v,
+            ArgKey::DeviceId => self.device_id = v,
+            ArgKey::Addr => self.addr = v,
+            ArgKey::MemBytes => self.mem_bytes = v,
+            ArgKey::Grid | ArgKey::Block | ArgKey::Name => {}
+        }
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Args<'a> {
@@ -267,27 +327,16 @@ impl<'de: 'a, 'a> Visitor<'de> for ArgsVisitor<'a> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Args<'a>, A::Error> {
         let mut a = Args::default();
         while let Some(Key(key)) = map.next_key::<Key>()? {
-            match &*key {
-                b"correlation" => a.correlation = map.next_value::<Loose>()?.int(),
-                b"External id" | b"external id" => a.external_id = map.next_value::<Loose>()?.int(),
-                b"device" => a.device = map.next_value::<Loose>()?.int(),
-                b"stream" => a.stream = map.next_value::<Loose>()?.int(),
-                b"bytes" => a.bytes = map.next_value::<Loose>()?.int(),
-                b"grid" => a.grid = map.next_value::<Loose>()?.dim3(),
-                b"block" => a.block = map.next_value::<Loose>()?.dim3(),
-                b"shared memory" => a.shared_memory = map.next_value::<Loose>()?.int(),
-                b"registers per thread" => a.registers = map.next_value::<Loose>()?.int(),
-                b"rank" => a.rank = map.next_value::<Loose>()?.int(),
-                b"Device Type" => a.device_type = map.next_value::<Loose>()?.int(),
-                b"Device Id" => a.device_id = map.next_value::<Loose>()?.int(),
-                b"Addr" => a.addr = map.next_value::<Loose>()?.int(),
-                b"Bytes" => a.mem_bytes = map.next_value::<Loose>()?.int(),
-                b"name" => {
+            match ArgKey::of(&key) {
+                Some(ArgKey::Grid) => a.grid = map.next_value::<Loose>()?.dim3(),
+                Some(ArgKey::Block) => a.block = map.next_value::<Loose>()?.dim3(),
+                Some(ArgKey::Name) => {
                     if let Loose::Str(s) = map.next_value::<Loose>()? {
                         a.name = Some(s);
                     }
                 }
-                _ => {
+                Some(k) => a.set_int(k, map.next_value::<Loose>()?.int()),
+                None => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
@@ -349,7 +398,7 @@ impl Loose<'_> {
 }
 
 /// "2560", "0x7fda0e810200", " 7 " -> integers; anything else -> None.
-fn parse_int_text(s: &str) -> Option<i64> {
+pub fn parse_int_text(s: &str) -> Option<i64> {
     let s = s.trim();
     if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         return u64::from_str_radix(h, 16).ok().map(|v| v as i64);

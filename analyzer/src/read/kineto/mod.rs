@@ -49,6 +49,7 @@ mod cuts;
 mod document;
 mod error;
 mod event;
+mod fast;
 mod meta;
 mod micros;
 mod parallel;

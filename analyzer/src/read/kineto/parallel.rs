@@ -68,12 +68,7 @@ fn parse_pieces(text: &[u8], name: &str, open: usize, points: &[Cut]) -> Option<
         || {
             ranges
                 .par_iter()
-                .map(|&(a, b)| {
-                    let mut bld = Builder::new(name.to_owned());
-                    document::parse_array(&text[a..b], &mut bld)
-                        .ok()
-                        .map(|_| bld)
-                })
+                .map(|&(a, b)| document::parse_piece(&text[a..b], name))
                 .collect::<Option<Vec<Builder>>>()
         },
         || cuts::parse_tail(&text[tail_from..], name),

@@ -36,11 +36,10 @@ pub fn parse(gz: &[u8], name: &str) -> Option<(Builder, Meta)> {
             .into_iter()
             .par_bridge()
             .map(|(i, piece)| {
-                let mut b = Builder::new(name.to_owned());
-                let ok = document::parse_array(&piece, &mut b).is_ok();
+                let b = document::parse_piece(&piece, name);
                 // The producer may be gone already; then the buffer is just freed.
                 let _ = free_tx.send(piece);
-                (i, ok.then_some(b))
+                (i, b)
             })
             .collect();
         let (head, tail, tail_meta) = producer.join().ok()??;

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Analysis throughput and peak memory on a synthetic recording.
+# usage: bench/analyze_bench.sh [EVENTS] [RUNS]   (defaults: 50000000, 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+events=${1:-50000000}
+runs=${2:-3}
+cargo build --release -q -p stallscope -p stallscope-bench
+# Binaries (and the recording) live in cargo's target directory.
+tgt=${CARGO_TARGET_DIR:-target}
+dir=$tgt/bench-synth-$events
+if [ ! -d "$dir" ]; then
+  echo "writing a synthetic recording of $events events to $dir ..."
+  "$tgt"/release/synth_recording "$dir" "$events" >/dev/null
+fi
+actual=$("$tgt"/release/stallscope dump "$dir" --json | grep -vc '"kind":"\(header\|counters\|string\|object\|api_name\)"' || true)
+bytes=$(du -cb "$dir"/*.sst | tail -1 | cut -f1)
+# Warm the page cache once, as a second analysis of the same trace would find it.
+cat "$dir"/*.sst >/dev/null
+walls=(); rss=()
+for _ in $(seq "$runs"); do
+  out=$( { /usr/bin/time -f "%e %M" "$tgt"/release/stallscope analyze "$dir" -q --json /dev/null; } 2>&1 | tail -1)
+  walls+=("$(echo "$out" | cut -d' ' -f1)"); rss+=("$(echo "$out" | cut -d' ' -f2)")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+w=$(median "${walls[@]}"); m=$(median "${rss[@]}")
+awk -v e="$actual" -v w="$w" -v m="$m" -v b="$bytes" -v n="$runs" 'BEGIN {
+  printf "stallscope analyze on %d events (%.2f GB of trace), median of %d runs:\n", e, b/1e9, n;
+  printf "  wall %.2f s   throughput %.1f M events/s   (target: >= 20 M events/s)\n", w, e/w/1e6;
+  printf "  peak RSS %.2f GB = %.2fx the trace size   (target: <= 1.5x)\n", m*1024/1e9, m*1024/b;
+}'

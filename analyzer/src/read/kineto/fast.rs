@@ -447,7 +447,9 @@ mod tests {
         let ok = r#" [ {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5, "dur": 2,
             "args": {"stream": 7, "correlation": "12", "grid": [1, 2, 3], "x": [{"y": null}, true, -1.5e3, "\u00e9\n"]}},
             {"ph": "f", "id": 1, "ts": "not checked after a flow's ph"}, {} ] "#;
-        assert_eq!(both(ok), (Ok(()), Ok(())));
+        let (fast, serde) = both(ok);
+        assert_eq!(fast, Ok(()));
+        assert!(serde.is_ok(), "{serde:?}");
     }
 
     #[test]
@@ -487,5 +489,80 @@ mod tests {
             assert!(serde.is_ok());
             assert_eq!(fast, Err(Bail), "{text}");
         }
+    }
+
+    fn fingerprint(b: Builder) -> String {
+        let tl = b.finish(crate::read::kineto::meta::Meta::default());
+        let mut out = String::new();
+        for p in &tl.processes {
+            for t in &p.threads {
+                for sp in &t.spans {
+                    out += &format!(
+                        "{} {} {:?} {} {} {}|",
+                        p.pid,
+                        t.tid,
+                        sp,
+                        tl.strings.get(sp.id),
+                        sp.ts,
+                        sp.arg
+                    );
+                }
+            }
+        }
+        for g in &tl.gpus {
+            out += &format!("{:?} {:?} {:?}|", g.syncs, g.memory, g.launch_configs);
+            for st in &g.streams {
+                for o in &st.ops {
+                    out += &format!("{} {} {:?} {}|", g.id, st.id, o, tl.strings.get(o.name));
+                }
+            }
+        }
+        out + &format!("{:?}", tl.notes)
+    }
+
+    const SAMPLE: &str = r#"[
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 10, "tid": "11", "ts": 1695835535000010.123, "dur": 20.5,
+    "args": {"External id": 2, "Input Dims": [[64, 64], []], "Concrete Inputs": ["", "\u00e9\n"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 12, "dur": 5, "args": {"correlation": 101}},
+  {"ph": "X", "cat": "kernel", "name": "sgemm", "pid": 0, "tid": 7, "ts": 20.5, "dur": 100,
+    "args": {"device": 0, "stream": 7, "correlation": 101, "grid": [64, 2, 1], "block": [256, 1, 1], "blocks per SM": 0.5}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 130, "dur": 10, "args": {"bytes": "4096", "stream": "0x7"}},
+  {"ph": "s", "id": 101, "pid": 10, "tid": 11, "ts": 12, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "i", "name": "[memory]", "pid": 10, "tid": 11, "ts": 11, "args": {"Device Type": 1, "Device Id": 0, "Addr": 1400, "Bytes": -16}},
+  {"name": "thread_name", "ph": "M", "pid": 10, "tid": 11, "args": {"name": "main"}},
+  {"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 0, "tid": 7, "ts": 150, "dur": 4, "args": {"stream": 7, "correlation": 106}},
+  {"ph": "X", "name": "odd", "pid": 1, "tid": 2, "ts": 3, "dur": -1, "args": [1, {"a": null}, false, true]}
+]"#;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, ..Default::default() })]
+
+        /// Whatever the fast path accepts, serde accepts too, with the same result.
+        #[test]
+        fn agrees_with_serde(edits in proptest::collection::vec((0usize..2000, proptest::sample::select(
+            &b" \n\t,:[]{}\"\\0123456789.eE+-xnulltrfa\x01\xc3"[..])), 0..4)) {
+            let mut text = SAMPLE.as_bytes().to_vec();
+            for (at, byte) in edits {
+                let at = at % text.len();
+                text[at] = byte;
+            }
+            let mut a = Builder::new("t".into());
+            let mut b = Builder::new("t".into());
+            let fast = parse_array(&text, &mut a);
+            let serde = document::parse_array(&text, &mut b);
+            if fast.is_ok() {
+                proptest::prop_assert!(serde.is_ok(), "fast accepted what serde rejects: {}", String::from_utf8_lossy(&text));
+                proptest::prop_assert_eq!(fingerprint(a), fingerprint(b));
+            }
+        }
+    }
+
+    #[test]
+    fn sample_takes_the_fast_path() {
+        let mut a = Builder::new("t".into());
+        let mut b = Builder::new("t".into());
+        assert_eq!(parse_array(SAMPLE.as_bytes(), &mut a), Ok(()));
+        document::parse_array(SAMPLE.as_bytes(), &mut b).unwrap();
+        assert_eq!(fingerprint(a), fingerprint(b));
     }
 }

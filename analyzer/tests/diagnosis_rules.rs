@@ -1,0 +1,372 @@
+//! The attribution rules of the diagnosis, on small hand-built timelines: each
+//! test builds the situation a rule is about and checks where the idle time went.
+
+use stallscope_analyzer::analysis::{Cause, Diagnosis, diagnose};
+use stallscope_analyzer::model::{
+    CopyKind, Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, MemKind, Ns, Precision, Process, Sample,
+    Source, SpanKind, Stream, Thread, Timeline,
+};
+use stallscope_format::{FdClass, HostOp};
+
+const MS: Ns = 1_000_000;
+const US: Ns = 1_000;
+
+struct B {
+    tl: Timeline,
+    corr: u32,
+}
+
+impl B {
+    fn new() -> B {
+        let mut tl = Timeline::new(Source::Native, "rules");
+        tl.gpus.push(Gpu {
+            id: 0,
+            name: "test".into(),
+            cc: (9, 0),
+            streams: vec![Stream { id: 7, ops: vec![] }],
+            ..Default::default()
+        });
+        tl.processes.push(Process {
+            pid: 10,
+            ppid: 1,
+            cmdline: "python train.py".into(),
+            ..Default::default()
+        });
+        tl.processes[0].threads.push(Thread {
+            tid: 10,
+            ..Default::default()
+        });
+        B { tl, corr: 1 }
+    }
+
+    fn name(&mut self, s: &str) -> u32 {
+        self.tl.strings.intern(s)
+    }
+
+    fn span(&mut self, proc_: usize, kind: SpanKind, ts: Ns, dur: Ns, id: u32, arg: u64) {
+        self.tl.processes[proc_].threads[0].spans.push(HostSpan {
+            ts,
+            dur,
+            arg,
+            id,
+            kind,
+        });
+    }
+
+    /// A launch call at `t` for a kernel running [start, start+dur) on `stream`.
+    fn launch(&mut self, t: Ns, start: Ns, dur: Ns, kernel: &str, stream: u64) {
+        let corr = self.corr;
+        self.corr += 1;
+        let api = self.name("cudaLaunchKernel");
+        self.span(0, SpanKind::CudaRuntime, t, 5 * US, api, corr as u64);
+        let name = self.name(kernel);
+        let g = &mut self.tl.gpus[0];
+        if g.streams.iter().all(|s| s.id != stream) {
+            g.streams.push(Stream {
+                id: stream,
+                ops: vec![],
+            });
+        }
+        g.stream_mut(stream).ops.push(GpuOp {
+            start,
+            end: start + dur,
+            bytes: 0,
+            corr,
+            name,
+            launch: u32::MAX,
+            kind: GpuOpKind::Kernel,
+            copy: CopyKind::UNKNOWN,
+            src: MemKind::UNKNOWN,
+            dst: MemKind::UNKNOWN,
+            precision: Precision::Unknown,
+        });
+    }
+
+    fn sync(&mut self, t: Ns, until: Ns) {
+        let id = self.name("cudaStreamSynchronize");
+        let corr = self.corr;
+        self.corr += 1;
+        self.span(0, SpanKind::CudaRuntime, t, until - t, id, corr as u64);
+    }
+
+    fn step(&mut self, i: usize, start: Ns, end: Ns) {
+        let id = self.name(&format!("ProfilerStep#{i}"));
+        self.span(0, SpanKind::Annotation, start, end - start, id, 0);
+    }
+
+    fn done(mut self) -> (Timeline, Diagnosis) {
+        self.tl.finalize();
+        let d = diagnose(&self.tl);
+        (self.tl, d)
+    }
+}
+
+fn idle(d: &Diagnosis, c: Cause) -> Ns {
+    d.devices[0].idle_by_cause[c.index()]
+}
+
+fn top(d: &Diagnosis) -> String {
+    d.findings
+        .first()
+        .map(|f| format!("{}/{}", f.cause, f.sub_cause))
+        .unwrap_or_default()
+}
+
+/// Each step: launch 10 ms of GPU work, sync, then `cpu` of host work.
+fn sync_then_cpu(cpu: Ns) -> (Timeline, Diagnosis) {
+    let mut b = B::new();
+    let mut t = 0;
+    for i in 0..6 {
+        let s0 = t;
+        b.launch(t, t + 10 * US, 10 * MS, "sm90_xmma_gemm_bf16bf16", 7);
+        b.sync(t + 20 * US, t + 10 * MS + 10 * US);
+        t += 10 * MS + 10 * US + cpu;
+        b.step(i, s0, t);
+    }
+    b.done()
+}
+
+#[test]
+fn host_work_after_a_sync_is_the_syncs_up_to_the_wait() {
+    // 4 ms of logging after a 10 ms wait: all of it could have overlapped.
+    let (_, d) = sync_then_cpu(4 * MS);
+    assert!(
+        idle(&d, Cause::Sync) >= 5 * 4 * MS,
+        "{:?}",
+        d.devices[0].idle_by_cause
+    );
+    assert_eq!(idle(&d, Cause::Cpu), 0);
+    assert_eq!(top(&d), "sync/stream");
+
+    // 30 ms after a 10 ms wait: 10 ms is the sync's, 20 ms is CPU-bound.
+    let (_, d) = sync_then_cpu(30 * MS);
+    let (sync, cpu) = (idle(&d, Cause::Sync), idle(&d, Cause::Cpu));
+    assert!(cpu > sync && sync > 0, "sync {sync} cpu {cpu}");
+    assert_eq!(
+        top(&d),
+        "cpu/python",
+        "removing the CPU work saves more than removing the sync"
+    );
+    let f = &d.findings[0];
+    // Without the CPU work a step is the 10 ms of GPU work.
+    assert!(
+        (f.est_step_ns_after - 10 * MS).abs() < MS,
+        "{}",
+        f.est_step_ns_after
+    );
+}
+
+#[test]
+fn every_idle_nanosecond_gets_one_cause() {
+    let (_, d) = sync_then_cpu(7 * MS);
+    let dev = &d.devices[0];
+    let sum: Ns = dev.idle_by_cause.iter().sum();
+    assert_eq!(sum, dev.idle_ns);
+    let gaps: Ns = dev.gaps.iter().map(|g| g.dur()).sum();
+    assert_eq!(gaps, dev.idle_ns);
+    assert!(
+        dev.gaps.windows(2).all(|w| w[0].end <= w[1].start),
+        "gaps overlap"
+    );
+    assert_eq!(dev.busy_ns + dev.idle_ns, dev.window.1 - dev.window.0);
+}
+
+/// A trainer that waits on a pipe before each step, and one forked worker
+/// whose samples say what it did meanwhile.
+fn data_wait(worker: &dyn Fn(&mut Process, Ns, Ns)) -> Diagnosis {
+    let mut b = B::new();
+    let pipe = b.name("pipe:[42]");
+    b.tl.processes[0].objects.push(IoObject {
+        id: 1,
+        class: FdClass::Pipe,
+        fs_magic: 0,
+        dev: 0,
+        ino: 42,
+        path: pipe,
+        fd: 5,
+    });
+    b.tl.processes.push(Process {
+        pid: 11,
+        ppid: 10,
+        cmdline: "python train.py".into(),
+        ..Default::default()
+    });
+    b.tl.processes[1].threads.push(Thread {
+        tid: 11,
+        ..Default::default()
+    });
+    let mut t = 0;
+    for i in 0..6 {
+        let s0 = t;
+        b.span(0, SpanKind::Host(HostOp::Poll), t, 20 * MS, 1, 0);
+        worker(&mut b.tl.processes[1], t, t + 20 * MS);
+        t += 20 * MS;
+        b.launch(t, t + 10 * US, 10 * MS, "sm90_xmma_gemm_bf16bf16", 7);
+        b.sync(t + 20 * US, t + 10 * MS + 10 * US);
+        t += 10 * MS + 10 * US;
+        b.step(i, s0, t);
+    }
+    b.done().1
+}
+
+fn samples(p: &mut Process, a: Ns, b: Ns, cpu_share: f64, state: u8) {
+    let t = &mut p.threads[0];
+    let base = t.samples.last().map_or(0, |s| s.cpu_ns);
+    let mut ts = a;
+    while ts <= b {
+        let cpu = base + ((ts - a) as f64 * cpu_share) as u64;
+        t.samples.push(Sample {
+            ts,
+            cpu_ns: cpu,
+            run_delay_ns: 0,
+            majflt: 0,
+            minflt: 0,
+            state,
+        });
+        ts += MS;
+    }
+}
+
+#[test]
+fn waiting_for_batches_follows_the_producers() {
+    let d = data_wait(&|p, a, b| samples(p, a, b, 0.95, b'R'));
+    assert_eq!(top(&d), "data/cpu");
+
+    let d = data_wait(&|p, a, b| {
+        samples(p, a, b, 0.05, b'D');
+        let path = p.objects.len() as u32 + 1;
+        p.objects.push(IoObject {
+            id: path,
+            class: FdClass::File,
+            fs_magic: 0x6969,
+            dev: 1,
+            ino: 9,
+            path: 0,
+            fd: 3,
+        });
+        let t = &mut p.threads[0];
+        let mut ts = a;
+        while ts + MS <= b {
+            t.spans.push(HostSpan {
+                ts,
+                dur: 900 * US,
+                arg: 65536,
+                id: path,
+                kind: SpanKind::Host(HostOp::Read),
+            });
+            ts += MS;
+        }
+    });
+    assert_eq!(top(&d), "data/io");
+
+    let d = data_wait(&|p, a, b| samples(p, a, b, 0.0, b'S'));
+    assert_eq!(top(&d), "data/starved");
+}
+
+#[test]
+fn reads_in_the_loop_are_io_with_the_filesystem() {
+    let mut b = B::new();
+    let path = b.name("/mnt/data/shard.arrow");
+    b.tl.processes[0].objects.push(IoObject {
+        id: 1,
+        class: FdClass::File,
+        fs_magic: 0x6969,
+        dev: 1,
+        ino: 2,
+        path,
+        fd: 4,
+    });
+    let mut t = 0;
+    for i in 0..5 {
+        let s0 = t;
+        for _ in 0..10 {
+            b.span(0, SpanKind::Host(HostOp::Read), t, MS, 1, 1 << 20);
+            t += MS + 10 * US;
+        }
+        b.launch(t, t + 10 * US, 10 * MS, "sm90_xmma_gemm_bf16bf16", 7);
+        b.sync(t + 20 * US, t + 10 * MS + 10 * US);
+        t += 10 * MS + 10 * US;
+        b.step(i, s0, t);
+    }
+    let (_, d) = b.done();
+    assert_eq!(top(&d), "io/nfs");
+    assert!(
+        d.findings[0]
+            .evidence
+            .contains("/mnt/data/shard.arrow on nfs"),
+        "{}",
+        d.findings[0].evidence
+    );
+}
+
+#[test]
+fn work_queued_behind_another_stream_is_other() {
+    let mut b = B::new();
+    let mut t = 0;
+    for i in 0..5 {
+        let s0 = t;
+        // Both launched at once; stream 8 waits for stream 7 (an event), then
+        // stream 7 idles until the next step.
+        b.launch(t, t + 10 * US, 5 * MS, "sm90_xmma_gemm_bf16bf16", 7);
+        b.launch(
+            t + 10 * US,
+            t + 10 * US + 5 * MS + 20 * US,
+            5 * MS,
+            "ncclDevKernel_AllReduce",
+            8,
+        );
+        b.sync(t + 30 * US, t + 10 * MS + 50 * US);
+        t += 10 * MS + 60 * US;
+        b.step(i, s0, t);
+    }
+    let (_, d) = b.done();
+    // Only the 20 µs between the two kernels is idle, and it is a dependency.
+    assert!(
+        idle(&d, Cause::Other) > 0,
+        "{:?}",
+        d.devices[0].idle_by_cause
+    );
+    assert_eq!(
+        d.devices[0]
+            .gaps
+            .iter()
+            .filter(|g| g.cause == Cause::Other)
+            .map(|g| g.sub)
+            .next(),
+        Some("dependency")
+    );
+}
+
+#[test]
+fn fp32_gemm_time_gives_a_precision_finding_with_its_assumption() {
+    let mut b = B::new();
+    let mut t = 0;
+    for i in 0..5 {
+        let s0 = t;
+        b.launch(t, t + 10 * US, 10 * MS, "ampere_sgemm_128x64_nn", 7);
+        b.sync(t + 20 * US, t + 10 * MS + 10 * US);
+        t += 10 * MS + 20 * US;
+        b.step(i, s0, t);
+    }
+    let (_, d) = b.done();
+    assert_eq!(top(&d), "precision/fp32");
+    let f = &d.findings[0];
+    assert!(
+        f.evidence.contains("Hopper") && f.evidence.contains("ampere_sgemm"),
+        "{}",
+        f.evidence
+    );
+    assert!(f.est_step_ns_after < 4 * MS, "{}", f.est_step_ns_after);
+}
+
+#[test]
+fn empty_and_host_only_timelines_do_not_panic() {
+    let tl = Timeline::new(Source::Native, "empty");
+    let d = diagnose(&tl);
+    assert!(d.devices.is_empty() && d.findings.is_empty());
+    let mut b = B::new();
+    b.span(0, SpanKind::Host(HostOp::Read), 0, MS, 0, 10);
+    b.tl.gpus.clear();
+    let (_, d) = b.done();
+    assert!(d.devices.is_empty());
+}

@@ -1,0 +1,215 @@
+//! The CLI on the checked-in recordings: `analyze` outputs in one pass, the
+//! report schema, `check` exit codes, and errors on bad input.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use common::*;
+use serde_json::Value;
+
+fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("traces")
+        .join(name)
+}
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(stallscope()).args(args).output().unwrap()
+}
+
+#[test]
+fn analyze_writes_json_markdown_and_perfetto_in_one_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (json, md, pf) = (
+        tmp.path().join("r.json"),
+        tmp.path().join("r.md"),
+        tmp.path().join("r.pftrace"),
+    );
+    let trace = sample("dataloader-cpu");
+    let out = Command::new(stallscope())
+        .arg("analyze")
+        .arg(&trace)
+        .arg("--json")
+        .arg(&json)
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--perfetto")
+        .arg(&pf)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("data/cpu") && text.contains("Fixes, by estimated saving"),
+        "{text}"
+    );
+    assert!(text.contains("ui.perfetto.dev"), "{text}");
+
+    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(r["schema"], "stallscope.report.v1");
+    assert_eq!(r["source"], "native");
+    assert!(r["wall_ns"].as_i64().unwrap() > 0);
+    assert_eq!(r["window_ns"].as_array().unwrap().len(), 2);
+    assert_eq!(r["steps"]["count"], 16);
+    assert_eq!(r["processes"]["workers"], 1);
+    let dev = &r["devices"][0];
+    let by_cause: i64 = dev["idle_by_cause_ns"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_i64().unwrap())
+        .sum();
+    assert_eq!(
+        by_cause,
+        dev["idle_ns"].as_i64().unwrap(),
+        "causes sum to the idle time"
+    );
+    for k in [
+        "data", "io", "cpu", "memory", "sync", "transfer", "launch", "other",
+    ] {
+        assert!(
+            dev["idle_by_cause_ns"].get(k).is_some(),
+            "missing cause {k}"
+        );
+    }
+    for k in ["fp32", "tf32", "fp16", "bf16", "fp8", "int8", "non_gemm"] {
+        assert!(
+            dev["busy_by_precision_ns"].get(k).is_some(),
+            "missing precision {k}"
+        );
+    }
+    let f = &r["findings"][0];
+    for k in [
+        "cause",
+        "sub_cause",
+        "share_pct",
+        "est_saving_ns",
+        "est_step_ns_after",
+        "evidence",
+        "fix",
+    ] {
+        assert!(f.get(k).is_some(), "finding lacks {k}");
+    }
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("| # | cause |") && md.contains("data/cpu"),
+        "{md}"
+    );
+    let pf = std::fs::read(&pf).unwrap();
+    assert!(pf.len() > 1000);
+}
+
+#[test]
+fn check_exit_codes() {
+    let trace = sample("item-sync");
+    let t = trace.to_str().unwrap();
+    let ok = cli(&["check", t, "--max-idle", "60"]);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+
+    let broken = cli(&[
+        "check",
+        t,
+        "--max-idle",
+        "5",
+        "--max-cause",
+        "sync=5",
+        "--max-cause",
+        "data=50",
+    ]);
+    assert_eq!(broken.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&broken.stdout);
+    assert!(
+        out.contains("FAIL: GPU idle") && out.contains("> --max-idle 5"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FAIL: sync idle") && out.contains("ok: data idle"),
+        "{out}"
+    );
+
+    for bad in [
+        vec!["check", t, "--max-cause", "gremlins=5"],
+        vec!["check", t, "--max-cause", "sync"],
+        vec!["check", t],
+        vec!["check", "/nonexistent/run", "--max-idle", "5"],
+    ] {
+        let out = cli(&bad);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{bad:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("error"),
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_inputs_give_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let junk = tmp.path().join("junk.json");
+    std::fs::write(&junk, b"{\"traceEvents\": [ {\"ph\": \"X\", \"ts\": 1, ").unwrap();
+    let out = cli(&["analyze", junk.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("junk.json"), "{err}");
+
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = cli(&["analyze", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("holds neither"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A damaged recording still analyzes, with a warning naming the offset.
+    let rec = tmp.path().join("rec");
+    std::fs::create_dir(&rec).unwrap();
+    for f in trace_files(&sample("item-sync")) {
+        let mut bytes = std::fs::read(&f).unwrap();
+        // The first record of the second chunk gets an impossible length.
+        let chunks_offset = u64::from_le_bytes(bytes[32..40].try_into().unwrap()) as usize;
+        let at = chunks_offset + 64 * 1024 + 64;
+        bytes[at..at + 2].copy_from_slice(&3u16.to_le_bytes());
+        std::fs::write(rec.join(f.file_name().unwrap()), bytes).unwrap();
+    }
+    let out = cli(&["analyze", rec.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("warning: skipped") && text.contains("byte offset"),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_teaches() {
+    let out = cli(&["--help"]);
+    let h = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        h.contains("record") && h.contains("analyze") && h.contains("check") && h.contains("dump")
+    );
+    let out = cli(&["record", "--help"]);
+    let h = String::from_utf8_lossy(&out.stdout);
+    assert!(h.contains("--min-span-us") && h.contains("--flight"), "{h}");
+}

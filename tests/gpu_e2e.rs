@@ -497,24 +497,27 @@ fn no_gpu_flag_records_disabled_and_loads_nothing() {
     }
 }
 
-#[test]
-fn forked_child_records_host_only_and_never_touches_cupti() {
+/// Runs `gpu_fork.py` (in `mode`); returns its report and the parent's and
+/// child's records.
+fn run_fork(mode: &[&str]) -> (Value, Vec<Value>, Vec<Value>) {
     let tmp = tempfile::tempdir().unwrap();
     let rec = tmp.path().join("rec");
     let data = tmp.path().join("data.bin");
     std::fs::write(&data, vec![7u8; 300_000]).unwrap();
     let report_path = tmp.path().join("fork.json");
     let so = gpusim();
+    let mut args = vec![
+        so.to_str().unwrap(),
+        data.to_str().unwrap(),
+        report_path.to_str().unwrap(),
+    ];
+    args.extend_from_slice(mode);
     let out = record_ok(
         &rec,
         &["--min-span-us", "0", "--cupti", so.to_str().unwrap()],
         &[],
         "gpu_fork.py",
-        &[
-            so.to_str().unwrap(),
-            data.to_str().unwrap(),
-            report_path.to_str().unwrap(),
-        ],
+        &args,
     );
     assert_eq!(text(&out).0, "child exited with 0\n");
     let report = read_json(&report_path);
@@ -523,16 +526,16 @@ fn forked_child_records_host_only_and_never_touches_cupti() {
         report["child_report"]["oom_rc"], 2,
         "the child's CUDA calls ran"
     );
-    let by_pid: HashMap<u64, Vec<Value>> = trace_files(&rec)
+    let mut by_pid: HashMap<u64, Vec<Value>> = trace_files(&rec)
         .iter()
         .map(|f| {
             let recs = dump(f);
             (u(&recs[0]["pid"]), recs)
         })
         .collect();
-    let parent = &by_pid[&u(&report["parent"])];
+    let parent = by_pid.remove(&u(&report["parent"])).unwrap();
     let child = by_pid
-        .get(&u(&report["child"]))
+        .remove(&u(&report["child"]))
         .expect("the child has its own file");
     assert_eq!(child[0]["ppid"], report["parent"]);
     let path = data.to_str().unwrap();
@@ -542,20 +545,41 @@ fn forked_child_records_host_only_and_never_touches_cupti() {
             .any(|r| r["kind"] == "span" && r["op"] == "read" && r["path"] == path),
         "the child's host spans are recorded"
     );
-    for k in GPU_KINDS {
-        assert!(
-            of_kind(child, k).is_empty(),
-            "GPU record {k} in the child's file"
-        );
-    }
     // The parent's kernels, before and after the fork, and only those.
-    let kernels = of_kind(parent, "kernel");
+    let kernels = of_kind(&parent, "kernel");
     assert_eq!(kernels.len() as u64, u(&report["parent_kernels"]));
     assert!(kernels.iter().all(|k| k["name"] != "child_kernel"));
     assert!(
-        of_kind(parent, "oom").is_empty(),
+        of_kind(&parent, "oom").is_empty(),
         "the child's OOM is not the parent's"
     );
+    (report, parent, child)
+}
+
+#[test]
+fn forked_child_records_host_only_and_never_touches_cupti() {
+    let (_, _, child) = run_fork(&[]);
+    for k in GPU_KINDS {
+        assert!(
+            of_kind(&child, k).is_empty(),
+            "GPU record {k} in the child's file"
+        );
+    }
+}
+
+#[test]
+fn a_child_forked_before_any_cuda_call_captures_its_own_gpu_work() {
+    // The parent never started CUPTI, so the child's own cuInit may.
+    let (report, _, child) = run_fork(&["child-first"]);
+    let status = of_kind(&child, "gpu_status");
+    assert_eq!(status.len(), 1, "{status:?}");
+    assert_eq!(status[0]["status"], 1);
+    let kernels = of_kind(&child, "kernel");
+    assert_eq!(kernels.len() as u64, u(&report["child_report"]["kernels"]));
+    assert!(kernels.iter().all(|k| k["name"] == "child_kernel"));
+    let ooms = of_kind(&child, "oom");
+    assert_eq!(ooms.len(), 1, "the child's own OOM");
+    assert_eq!(u(&ooms[0]["requested"]), 8 << 30);
 }
 
 #[test]

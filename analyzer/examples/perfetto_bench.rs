@@ -313,6 +313,7 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
     let diag = Diagnosis {
         window: (0, end),
         steps: Steps {
+            label: String::new(),
             source: StepSource::ProfilerStep,
             steps,
             median_ns: step_ns,
@@ -336,6 +337,7 @@ fn empty_diagnosis() -> Diagnosis {
     Diagnosis {
         window: (0, 0),
         steps: Steps {
+            label: String::new(),
             source: StepSource::None,
             steps: vec![],
             median_ns: 0,

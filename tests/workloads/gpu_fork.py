@@ -1,15 +1,22 @@
 """A gpusim workload that forks a child, as DataLoader workers are forked.
-The child reads a file and also calls CUDA functions (which gpusim routes
-to the inherited CUPTI subscriber: the shim must ignore them there), then
-exits normally. The parent launches kernels before and after the fork.
 
-usage: gpu_fork.py LIBGPUSIM DATA_FILE REPORT_JSON"""
+usage: gpu_fork.py LIBGPUSIM DATA_FILE REPORT_JSON [child-first]
+
+Default: the parent launches kernels (so GPU capture is running), then
+forks. The child reads a file and also calls CUDA functions (gpusim routes
+them to the inherited CUPTI subscriber: the shim must ignore them there),
+then exits normally. The parent launches more kernels after the fork.
+
+child-first: the parent forks before any CUDA call; the child initializes
+"CUDA" itself (its own cuInit, as a worker owning a GPU does) and launches
+kernels, which its own trace must hold."""
 import ctypes
 import json
 import os
 import sys
 
 so, data, report = sys.argv[1:4]
+child_first = len(sys.argv) > 4 and sys.argv[4] == "child-first"
 lib = ctypes.CDLL(so)
 vp = ctypes.c_void_p
 lib.gpusim_launch.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong, vp]
@@ -18,10 +25,11 @@ lib.gpusim_configure.argtypes = [ctypes.c_char_p, ctypes.c_ulonglong]
 lib.gpusim_configure(None, 1 << 30)
 
 launched = 0
-for i in range(50):
-    assert lib.gpusim_launch(b"parent_before_fork", 5_000, None) == 0
-    launched += 1
-assert lib.cudaDeviceSynchronize() == 0
+if not child_first:
+    for i in range(50):
+        assert lib.gpusim_launch(b"parent_before_fork", 5_000, None) == 0
+        launched += 1
+    assert lib.cudaDeviceSynchronize() == 0
 
 r, w = os.pipe()
 pid = os.fork()
@@ -34,7 +42,7 @@ if pid == 0:
     for _ in range(20):
         lib.gpusim_launch(b"child_kernel", 5_000, None)
     lib.cudaDeviceSynchronize()
-    os.write(w, json.dumps({"read": n, "oom_rc": oom}).encode())
+    os.write(w, json.dumps({"read": n, "oom_rc": oom, "kernels": 20}).encode())
     os.close(w)
     sys.exit(0)
 os.close(w)

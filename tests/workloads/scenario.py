@@ -65,7 +65,7 @@ def worker(q, kind, n):
         if kind == "cpu":
             burn(0.004 if fixed else 0.09)
         else:
-            read_random(path, 600, evicted=not fixed)
+            read_random(path, 1500, evicted=not fixed)
         q.put(b"x" * 1024)
     if path:
         os.unlink(path)

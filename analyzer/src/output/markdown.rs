@@ -47,7 +47,7 @@ pub fn render(r: &Report) -> String {
                 })
                 .filter(|(_, v)| *v > 0)
                 .collect();
-            causes.sort_by(|a, b| b.1.cmp(&a.1));
+            causes.sort_by_key(|c| std::cmp::Reverse(c.1));
             let top: Vec<String> = causes
                 .iter()
                 .take(3)

@@ -146,7 +146,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             })
             .filter(|(_, v)| *v > 0)
             .collect();
-        causes.sort_by(|a, b| b.1.cmp(&a.1));
+        causes.sort_by_key(|c| std::cmp::Reverse(c.1));
         for (c, v) in causes.iter().take(5) {
             let pct = 100.0 * *v as f64 / r.wall_ns.max(1) as f64;
             if pct < 0.5 {

@@ -9,7 +9,8 @@
 //!   CUDA libraries' own destructors) flushes CUPTI's buffers on a helper
 //!   thread and waits at most [`FLUSH_TIMEOUT`]. Never cuptiFinalize, never
 //!   dlclose.
-//! * Fork: the child marks capture dead and never calls CUPTI again.
+//! * Fork: a child of a process that started CUPTI marks capture dead and
+//!   never calls CUPTI again.
 //! * Other CUPTI clients: see [`interposed_register_callbacks`].
 
 use core::ffi::c_void;
@@ -86,10 +87,14 @@ pub fn injection() {
     let _ = catch_unwind(|| start(Trigger::Injection));
 }
 
-/// In a forked child: CUPTI's threads did not survive the fork, and its
-/// state belongs to the parent. Nothing calls it again.
+/// In a forked child: if the parent had started (or was starting) CUPTI,
+/// its threads did not survive the fork and its state belongs to the parent:
+/// nothing calls it again. If the parent never tried, the child is like a
+/// new process: its own cuInit may still start capture through injection.
 pub fn forget_in_child() {
-    session::set_state(DEAD);
+    if session::state() != IDLE {
+        session::set_state(DEAD);
+    }
 }
 
 /// Waits for CUDA to show up, then starts capture. With injection expected

@@ -30,6 +30,7 @@ pub struct Builder {
     tl: Timeline,
     procs: HashMap<u32, usize>,
     threads: HashMap<(u32, u32), (usize, usize)>,
+    last_thread: Option<((u32, u32), (usize, usize))>,
     gpus: HashMap<u32, usize>,
     streams: HashMap<(u32, u64), (usize, usize)>,
     launches: HashMap<(usize, LaunchKey), u32>,
@@ -44,6 +45,7 @@ impl Builder {
             tl: Timeline::new(Source::Kineto, name),
             procs: HashMap::new(),
             threads: HashMap::new(),
+            last_thread: None,
             gpus: HashMap::new(),
             streams: HashMap::new(),
             launches: HashMap::new(),
@@ -295,7 +297,14 @@ impl Builder {
     }
 
     fn thread(&mut self, pid: u32, tid: u32) -> (usize, usize) {
+        // Events come in runs from one thread: skip the hash lookup then.
+        if let Some((key, at)) = self.last_thread
+            && key == (pid, tid)
+        {
+            return at;
+        }
         if let Some(&at) = self.threads.get(&(pid, tid)) {
+            self.last_thread = Some(((pid, tid), at));
             return at;
         }
         let pi = *self.procs.entry(pid).or_insert_with(|| {

@@ -231,3 +231,59 @@ fn damaged_traces_give_errors_never_panics() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a stallscope trace"));
 }
+
+#[test]
+fn size_cap_counts_drops_and_flight_recorder_keeps_the_newest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("d.bin");
+    std::fs::write(&data, vec![1u8; 4096]).unwrap();
+    // 200,000 spans of 32 bytes do not fit in 4 MiB.
+    let capped = tmp.path().join("capped");
+    let out = record_python(
+        &capped,
+        &["--min-span-us", "0", "--max-mb", "4"],
+        "pread_loop.py",
+        &[data.to_str().unwrap(), "200000"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("trace size cap reached"), "{err}");
+    let f = &trace_files(&capped)[0];
+    assert!(std::fs::metadata(f).unwrap().len() <= 4 << 20);
+    let recs = dump(&capped);
+    let dropped: u64 = recs
+        .iter()
+        .filter(|r| r["kind"] == "counters")
+        .map(|r| r["dropped"].as_u64().unwrap())
+        .sum();
+    let kept = recs
+        .iter()
+        .filter(|r| r["kind"] == "span" && r["op"] == "pread")
+        .count() as u64;
+    assert!(dropped > 50_000, "dropped {dropped}");
+    let preads: u64 = recs
+        .iter()
+        .filter(|r| r["kind"] == "counters")
+        .filter_map(|r| r["ops"]["pread"]["calls"].as_u64())
+        .sum();
+    assert_eq!(preads, 200_000, "every call is still counted");
+    assert!(kept < 200_000);
+
+    let flight = tmp.path().join("flight");
+    record_python(
+        &flight,
+        &["--min-span-us", "0", "--max-mb", "4", "--flight"],
+        "pread_loop.py",
+        &[data.to_str().unwrap(), "200000"],
+    );
+    let recs = dump(&flight);
+    assert!(
+        recs[0]["overwritten"].as_u64().unwrap() > 50_000,
+        "{}",
+        recs[0]
+    );
+    // The newest records survive: the final sleep is there.
+    assert!(
+        recs.iter()
+            .any(|r| r["kind"] == "span" && r["op"] == "sleep")
+    );
+}

@@ -138,7 +138,7 @@ impl GpuOp {
 }
 
 /// Grid and block of a kernel launch, with its resources.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct LaunchConfig {
     pub grid: [u32; 3],
     pub block: [u32; 3],

@@ -370,15 +370,19 @@ impl Builder {
         }
         for g in other.tl.gpus {
             let gi = self.gpu(g.id);
+            let launch: Vec<u32> = g
+                .launch_configs
+                .iter()
+                .map(|cfg| self.intern_launch(gi, *cfg))
+                .collect();
             for st in g.streams {
                 let (_, si) = self.stream(g.id, st.id);
-                for mut op in st.ops {
+                let ops = &mut self.tl.gpus[gi].streams[si].ops;
+                ops.extend(st.ops.into_iter().map(|mut op| {
                     op.name = remap(op.name);
-                    if let Some(cfg) = g.launch_configs.get(op.launch as usize) {
-                        op.launch = self.intern_launch(gi, *cfg);
-                    }
-                    self.tl.gpus[gi].streams[si].ops.push(op);
-                }
+                    op.launch = launch.get(op.launch as usize).copied().unwrap_or(u32::MAX);
+                    op
+                }));
             }
             let dst = &mut self.tl.gpus[gi];
             dst.syncs.extend(g.syncs);

@@ -51,6 +51,56 @@ pub fn parse_array(text: &[u8], builder: &mut Builder) -> R<()> {
     if p.i == text.len() { Ok(()) } else { Err(Bail) }
 }
 
+/// The index of the first `"`, `\\` or control character in `s` (its length
+/// if none): eight bytes at a time, as serde_json does.
+fn special_at(s: &[u8]) -> usize {
+    const ONES: u64 = u64::MAX / 255;
+    let mut off = 0;
+    for chunk in s.chunks_exact(8) {
+        let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let w = u64::from_le_bytes(bytes);
+        let ctrl = w.wrapping_sub(ONES * 0x20) & !w;
+        let q = w ^ (ONES * u64::from(b'"'));
+        let quote = q.wrapping_sub(ONES) & !q;
+        let b = w ^ (ONES * u64::from(b'\\'));
+        let back = b.wrapping_sub(ONES) & !b;
+        let hit = (ctrl | quote | back) & (ONES << 7);
+        if hit != 0 {
+            // The lowest flagged byte is exact (borrows only run upward).
+            return off + (hit.trailing_zeros() / 8) as usize;
+        }
+        off += 8;
+    }
+    off + s[off..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .unwrap_or(s.len() - off)
+}
+
+/// The common shape of a time, `123456.789` (no sign or exponent, at most
+/// three decimals), to nanoseconds without the general parser.
+fn plain_micros(t: &[u8]) -> Option<i64> {
+    let (int, frac) = match t.iter().position(|&c| c == b'.') {
+        Some(dot) => (&t[..dot], &t[dot + 1..]),
+        None => (t, &t[t.len()..]),
+    };
+    if int.is_empty() || int.len() > 16 || frac.len() > 3 {
+        return None;
+    }
+    // At most 19 digits: below u64::MAX.
+    let mut v: u64 = 0;
+    for &c in int.iter().chain(frac) {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + u64::from(c - b'0');
+    }
+    let v = v.checked_mul(10u64.pow(3 - frac.len() as u32))?;
+    i64::try_from(v).ok()
+}
+
 struct Scan<'a> {
     s: &'a [u8],
     i: usize,
@@ -93,20 +143,7 @@ impl<'a> Scan<'a> {
         let start = self.i;
         let mut escaped = false;
         loop {
-            // Eight bytes at a time while none is `"`, `\` or a control character.
-            while let Some(chunk) = self.s.get(self.i..self.i + 8) {
-                let w = u64::from_le_bytes(chunk.try_into().map_err(|_| Bail)?);
-                const ONES: u64 = u64::MAX / 255;
-                let ctrl = w.wrapping_sub(ONES * 0x20) & !w;
-                let q = w ^ (ONES * u64::from(b'"'));
-                let quote = q.wrapping_sub(ONES) & !q;
-                let b = w ^ (ONES * u64::from(b'\\'));
-                let back = b.wrapping_sub(ONES) & !b;
-                if (ctrl | quote | back) & (ONES << 7) != 0 {
-                    break;
-                }
-                self.i += 8;
-            }
+            self.i += special_at(&self.s[self.i..]);
             match self.next()? {
                 b'"' => return Ok((&self.s[start..self.i - 1], escaped)),
                 b'\\' => {
@@ -123,8 +160,8 @@ impl<'a> Scan<'a> {
                         _ => return Err(Bail),
                     }
                 }
-                c if c < 0x20 => return Err(Bail),
-                _ => {}
+                // Only a control character stops the scan otherwise.
+                _ => return Err(Bail),
             }
         }
     }
@@ -188,14 +225,34 @@ impl<'a> Scan<'a> {
 
     /// A plain integer that fits an i64 (serde's float and -0 cases are left to it).
     fn integer(&mut self) -> R<i64> {
-        let t = self.number()?;
-        if t.iter().any(|c| matches!(c, b'.' | b'e' | b'E')) || t.starts_with(b"-0") {
+        let neg = self.peek() == Some(b'-');
+        if neg {
+            self.i += 1;
+        }
+        let first = self.next()?;
+        if !first.is_ascii_digit() || (first == b'0' && neg) {
             return Err(Bail);
         }
-        std::str::from_utf8(t)
-            .ok()
-            .and_then(|t| t.parse().ok())
-            .ok_or(Bail)
+        // Accumulated negative, which reaches i64::MIN.
+        let mut v = -i64::from(first - b'0');
+        while let Some(c @ b'0'..=b'9') = self.peek() {
+            if first == b'0' {
+                return Err(Bail); // a leading zero: "01"
+            }
+            v = v
+                .checked_mul(10)
+                .and_then(|v| v.checked_sub(i64::from(c - b'0')))
+                .ok_or(Bail)?;
+            self.i += 1;
+        }
+        if let Some(b'.' | b'e' | b'E') = self.peek() {
+            return Err(Bail);
+        }
+        if neg {
+            Ok(v)
+        } else {
+            v.checked_neg().ok_or(Bail)
+        }
     }
 
     fn skip_value(&mut self, depth: u32) -> R<()> {
@@ -287,6 +344,9 @@ impl<'a> Scan<'a> {
             return Ok(None);
         }
         let t = self.number()?;
+        if let Some(v) = plain_micros(t) {
+            return Ok(Some(Nanos(v)));
+        }
         let t = std::str::from_utf8(t).map_err(|_| Bail)?;
         micros_to_ns(t).map(|v| Some(Nanos(v))).map_err(|_| Bail)
     }

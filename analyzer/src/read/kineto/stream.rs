@@ -2,17 +2,18 @@
 //!
 //! A producer thread inflates the file into pieces of about [`PIECE_BYTES`],
 //! each ended at the last cut (see [`cuts`](super::cuts)) it holds, and sends
-//! them on; rayon threads parse the pieces into builders meanwhile, and hand
-//! the buffers back for reuse. Inflating (about a quarter of the work) thus
+//! them on; worker threads parse the pieces into builders meanwhile, and hand
+//! the buffers back for reuse; a joiner thread absorbs the builders in file
+//! order as they come. Inflating (about a quarter of the work) thus
 //! overlaps parsing, and the whole inflated text never sits in memory at once.
 //! `None` (a piece that does not parse, a damaged stream, an odd layout)
 //! sends the caller to one sequential pass over the fully inflated text.
 
+use std::collections::BTreeMap;
 use std::io::Read;
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 
 use flate2::read::MultiGzDecoder;
-use rayon::prelude::*;
 
 use super::builder::Builder;
 use super::cuts;
@@ -20,7 +21,7 @@ use super::document;
 use super::meta::Meta;
 
 /// Inflated bytes per piece.
-const PIECE_BYTES: usize = 4 << 20;
+const PIECE_BYTES: usize = 1 << 20;
 /// Below this many compressed bytes one pass is as fast.
 pub const MIN_STREAM_BYTES: usize = 256 << 10;
 /// Bytes read at a time while looking for the `traceEvents` key.
@@ -30,34 +31,59 @@ const HEAD_STEP: usize = 64 << 10;
 pub fn parse(gz: &[u8], name: &str) -> Option<(Builder, Meta)> {
     let (piece_tx, piece_rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(2);
     let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Option<Builder>)>();
+    let pieces = Mutex::new(piece_rx);
     std::thread::scope(|s| {
         let producer = s.spawn(move || produce(gz, name, &piece_tx, &free_rx));
-        let mut parsed: Vec<(usize, Option<Builder>)> = piece_rx
-            .into_iter()
-            .par_bridge()
-            .map(|(i, piece)| {
-                let b = document::parse_piece(&piece, name);
-                // The producer may be gone already; then the buffer is just freed.
-                let _ = free_tx.send(piece);
-                (i, b)
-            })
-            .collect();
-        let (head, tail, tail_meta) = producer.join().ok()??;
-        parsed.sort_unstable_by_key(|p| p.0);
-        let mut all: Option<Builder> = None;
-        for (i, (at, b)) in parsed.into_iter().enumerate() {
-            let b = b.filter(|_| at == i)?;
-            match all.as_mut() {
-                Some(a) => a.absorb(b),
-                None => all = Some(b),
-            }
+        // Joins parsed pieces in file order while later ones are still parsed.
+        let joiner = s.spawn(move || join_in_order(done_rx));
+        // Plain threads blocking on the channel: idle rayon workers would
+        // spin, taking CPU from the producer.
+        for _ in 0..rayon::current_num_threads().max(1) {
+            let (done, free, pieces) = (done_tx.clone(), free_tx.clone(), &pieces);
+            s.spawn(move || {
+                while let Some((i, piece)) = next_piece(pieces) {
+                    let b = document::parse_piece(&piece, name);
+                    // The producer may be gone already; then the buffer is just freed.
+                    let _ = free.send(piece);
+                    let _ = done.send((i, b));
+                }
+            });
         }
-        let mut all = all.unwrap_or_else(|| Builder::new(name.to_owned()));
+        drop(done_tx);
+        let body = joiner.join().ok()?;
+        let (head, tail, tail_meta) = producer.join().ok()??;
+        let mut all = body?.unwrap_or_else(|| Builder::new(name.to_owned()));
         all.absorb(tail);
         let mut meta = head;
         meta.overlay(tail_meta);
         Some((all, meta))
     })
+}
+
+fn next_piece(pieces: &Mutex<mpsc::Receiver<(usize, Vec<u8>)>>) -> Option<(usize, Vec<u8>)> {
+    pieces.lock().ok()?.recv().ok()
+}
+
+/// Absorbs builders into the first one in index order; `None` if a piece
+/// failed or one is missing.
+fn join_in_order(done: mpsc::Receiver<(usize, Option<Builder>)>) -> Option<Option<Builder>> {
+    let mut waiting: BTreeMap<usize, Option<Builder>> = BTreeMap::new();
+    let mut next = 0;
+    let mut all: Option<Builder> = None;
+    let mut failed = false;
+    for (i, b) in done {
+        waiting.insert(i, b);
+        while let Some(b) = waiting.remove(&next) {
+            match (b, all.as_mut()) {
+                (None, _) => failed = true,
+                (Some(b), Some(a)) => a.absorb(b),
+                (Some(b), None) => all = Some(b),
+            }
+            next += 1;
+        }
+    }
+    (!failed && waiting.is_empty()).then_some(all)
 }
 
 /// Appends up to `n` inflated bytes; `Some(true)` at the end of the stream.
@@ -96,10 +122,12 @@ fn produce(
 
     let mut index = 0;
     loop {
-        if fill(&mut dec, &mut pending, PIECE_BYTES)? {
-            break;
-        }
+        let eof = fill(&mut dec, &mut pending, PIECE_BYTES)?;
+        // At the end, too, cut: the tail parsed here alone stays one event.
         let Some(cut) = cuts::last_cut(&pending, &sep) else {
+            if eof {
+                break;
+            }
             continue; // one event longer than a piece: read on
         };
         let mut next = free.try_recv().unwrap_or_default();
@@ -111,6 +139,9 @@ fn produce(
         tx.send((index, pending)).ok()?;
         index += 1;
         pending = next;
+        if eof {
+            break;
+        }
     }
     let (tail, tail_meta) = cuts::parse_tail(&pending, name)?;
     Some((head, tail, tail_meta))

@@ -54,13 +54,16 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         eprintln!("timing: read {:.3} s", t0.elapsed().as_secs_f64());
     }
     let multi = timelines.len() > 1;
+    let t1 = std::time::Instant::now();
+    let diags: Vec<analysis::Diagnosis> = {
+        use rayon::prelude::*;
+        timelines.par_iter().map(analysis::diagnose).collect()
+    };
+    if timing {
+        eprintln!("timing: diagnose {:.3} s", t1.elapsed().as_secs_f64());
+    }
     let mut reports = Vec::new();
-    for (i, tl) in timelines.iter().enumerate() {
-        let t1 = std::time::Instant::now();
-        let diag = analysis::diagnose(tl);
-        if timing {
-            eprintln!("timing: diagnose {:.3} s", t1.elapsed().as_secs_f64());
-        }
+    for (i, (tl, diag)) in timelines.iter().zip(diags).enumerate() {
         let mut report = Report::build(tl, &diag);
         if a.hta_compat {
             report.hta_compat =
@@ -85,7 +88,10 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         }
         reports.push(report);
     }
-    let comparison = multi.then(|| ranks::compare_ranks(&timelines));
+    let kineto = timelines
+        .iter()
+        .all(|t| t.source == stallscope_analyzer::model::Source::Kineto);
+    let comparison = (multi && kineto).then(|| ranks::compare_ranks(&timelines));
     if let (Some(c), false) = (&comparison, a.quiet) {
         println!("{}", serde_json::to_string_pretty(c).unwrap_or_default());
     }

@@ -6,12 +6,14 @@
 //! unless the sampler saw the thread blocked (D state: I/O; sleeping without a
 //! recorded wait: an unhooked wait).
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use stallscope_format::{FdClass, HostOp};
 
 use crate::model::{
-    CopyKind, GpuOpKind, MemKind, Ns, Process, SpanKind, StrId, Strings, Thread, Timeline,
+    CopyKind, GpuOpKind, HostSpan, MemKind, Ns, Process, Sample, SpanKind, StrId, Strings, Thread,
+    Timeline,
 };
 
 /// What the thread was doing.
@@ -35,99 +37,173 @@ pub enum Act {
     Wait,
 }
 
+/// The detail of an activity ("pipe", "gil", "sleep", "pageable"...), as a
+/// small code: segments are compared and copied by the million.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Sub(u8);
+
+impl Sub {
+    pub const NONE: Sub = Sub(0);
+    pub const READ: Sub = Sub(1);
+    pub const PIPE: Sub = Sub(2);
+    pub const SOCKET: Sub = Sub(3);
+    pub const WRITE: Sub = Sub(4);
+    pub const PIPE_WRITE: Sub = Sub(5);
+    pub const OPEN: Sub = Sub(6);
+    pub const MMAP: Sub = Sub(7);
+    pub const POLL: Sub = Sub(8);
+    pub const QUEUE: Sub = Sub(9);
+    pub const GIL: Sub = Sub(10);
+    pub const SLEEP: Sub = Sub(11);
+    pub const STREAM: Sub = Sub(12);
+    pub const ITEM: Sub = Sub(13);
+    pub const FREE: Sub = Sub(14);
+    pub const ALLOC: Sub = Sub(15);
+    pub const PINNED_ALLOC: Sub = Sub(16);
+    pub const COPY: Sub = Sub(17);
+    pub const MAIN_PROCESS: Sub = Sub(18);
+    pub const DATALOADER: Sub = Sub(19);
+    pub const OFFLOAD: Sub = Sub(20);
+    pub const D2H_COPY: Sub = Sub(21);
+    pub const PAGEABLE: Sub = Sub(22);
+    pub const H2D: Sub = Sub(23);
+    pub const FAULT: Sub = Sub(24);
+
+    const NAMES: [&'static str; 25] = [
+        "",
+        "read",
+        "pipe",
+        "socket",
+        "write",
+        "pipe-write",
+        "open",
+        "mmap",
+        "poll",
+        "queue",
+        "gil",
+        "sleep",
+        "stream",
+        "item",
+        "free",
+        "alloc",
+        "pinned-alloc",
+        "copy",
+        "main-process",
+        "dataloader",
+        "offload",
+        "d2h-copy",
+        "pageable",
+        "h2d",
+        "fault",
+    ];
+}
+
+impl Sub {
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self.0 as usize]
+    }
+
+    /// The code of a detail text; texts outside the list read as `NONE`.
+    pub fn of(text: &str) -> Sub {
+        Self::NAMES
+            .iter()
+            .position(|n| *n == text)
+            .map_or(Sub::NONE, |i| Sub(i as u8))
+    }
+}
+
 /// One classified stretch of a thread's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Seg {
     pub start: Ns,
     pub end: Ns,
-    pub act: Act,
-    /// Extra detail: "pipe", "gil", "sleep", "pageable", the fs name...
-    pub sub: &'static str,
     /// The object (I/O) or name (API, op) behind it; 0 if none.
     pub what: u32,
-    /// Index of the span in the thread, if a span explains the segment.
-    pub span: Option<u32>,
     /// For CPU segments: how much of it was spent inside launch calls. Runs of
     /// CPU work and launch calls are merged (up to `MERGE_CAP_NS`) so a
     /// launch-heavy thread yields a few segments per millisecond, not two per
     /// kernel.
     pub launch_ns: u32,
+    pub act: Act,
+    /// Extra detail: "pipe", "gil", "sleep", "pageable", the fs name...
+    pub sub: Sub,
 }
 
 /// Longest merged CPU+launch segment.
 pub const MERGE_CAP_NS: Ns = 1_000_000;
 
 /// A classified span during the sweep.
+#[derive(Debug, Clone, Copy)]
 struct Mark {
     start: Ns,
     end: Ns,
-    act: Act,
-    sub: &'static str,
-    prio: u8,
     what: u32,
-    span: u32,
+    act: Act,
+    sub: Sub,
+    prio: u8,
 }
 
 /// Appends a segment, joining it to the previous one when they continue each
 /// other: the same activity and object, or CPU work and launch calls.
+#[inline]
 fn push_merged(out: &mut Vec<Seg>, seg: Seg) {
     if seg.end <= seg.start {
         return;
     }
-    let cpu_like = |s: &Seg| (s.act == Act::Cpu && s.sub.is_empty()) || s.act == Act::Launch;
-    if let Some(l) = out.last_mut() {
-        if l.end == seg.start {
-            if l.act == seg.act && l.sub == seg.sub && l.what == seg.what && l.act != Act::Launch {
-                l.end = seg.end;
-                if l.act == Act::Cpu {
-                    l.launch_ns += seg.launch_ns;
+    let cpu_like = |s: &Seg| (s.act == Act::Cpu && s.sub == Sub::NONE) || s.act == Act::Launch;
+    if let Some(l) = out.last_mut()
+        && l.end == seg.start
+    {
+        if l.act == seg.act && l.sub == seg.sub && l.what == seg.what && l.act != Act::Launch {
+            l.end = seg.end;
+            if l.act == Act::Cpu {
+                l.launch_ns += seg.launch_ns;
+            }
+            return;
+        }
+        if cpu_like(l) && cpu_like(&seg) && seg.end - l.start <= MERGE_CAP_NS {
+            let launch = |s: &Seg| {
+                if s.act == Act::Launch {
+                    (s.end - s.start) as u32
+                } else {
+                    s.launch_ns
                 }
-                return;
-            }
-            if cpu_like(l) && cpu_like(&seg) && seg.end - l.start <= MERGE_CAP_NS {
-                let launch = |s: &Seg| {
-                    if s.act == Act::Launch {
-                        (s.end - s.start) as u32
-                    } else {
-                        s.launch_ns
-                    }
-                };
-                let total = launch(l) + launch(&seg);
-                *l = Seg {
-                    start: l.start,
-                    end: seg.end,
-                    act: Act::Cpu,
-                    sub: "",
-                    what: 0,
-                    span: None,
-                    launch_ns: total,
-                };
-                return;
-            }
+            };
+            let total = launch(l) + launch(&seg);
+            *l = Seg {
+                start: l.start,
+                end: seg.end,
+                what: 0,
+                launch_ns: total,
+                act: Act::Cpu,
+                sub: Sub::NONE,
+            };
+            return;
         }
     }
     out.push(seg);
 }
 
-/// How API function names map to activities; shared by native and Kineto traces.
+/// How API function names map to activities; shared by native and Kineto
+/// traces. A table indexed by string id: it is looked up once per span.
 #[derive(Debug, Default)]
 pub struct NameTable {
-    acts: HashMap<StrId, (Act, &'static str)>,
+    acts: Vec<Option<(Act, Sub)>>,
 }
 
 impl NameTable {
     pub fn new(strings: &Strings) -> NameTable {
-        let mut acts = HashMap::new();
-        for (id, s) in strings.iter() {
-            if let Some(a) = classify_name(s) {
-                acts.insert(id, a);
-            }
+        NameTable {
+            acts: strings
+                .iter()
+                .map(|(_, s)| classify_name(s).map(|(a, sub)| (a, Sub::of(sub))))
+                .collect(),
         }
-        NameTable { acts }
     }
 
-    pub fn get(&self, id: StrId) -> Option<(Act, &'static str)> {
-        self.acts.get(&id).copied()
+    #[inline]
+    pub fn get(&self, id: StrId) -> Option<(Act, Sub)> {
+        self.acts.get(id as usize).copied().flatten()
     }
 }
 
@@ -212,10 +288,10 @@ pub fn classify_name(name: &str) -> Option<(Act, &'static str)> {
 }
 
 /// Correlation id -> (kind, direction, source memory) of the GPU op it launched.
-pub type CopyIndex = HashMap<u32, (GpuOpKind, CopyKind, MemKind)>;
+pub type CopyIndex = FxHashMap<u32, (GpuOpKind, CopyKind, MemKind)>;
 
 pub fn copy_index(tl: &Timeline) -> CopyIndex {
-    let mut m = HashMap::new();
+    let mut m = FxHashMap::default();
     for g in &tl.gpus {
         for s in &g.streams {
             for o in &s.ops {
@@ -233,66 +309,43 @@ pub struct Classifier<'a> {
     pub names: &'a NameTable,
     pub copies: &'a CopyIndex,
     /// Correlation ids of offload copies (see `memory`): their calls are memory traffic.
-    pub offload: &'a std::collections::HashSet<u32>,
+    pub offload: &'a FxHashSet<u32>,
 }
 
 impl Classifier<'_> {
     /// Activity of one span, with a priority (higher wins).
-    pub fn span_activity(
-        &self,
-        p: &Process,
-        s: &crate::model::HostSpan,
-    ) -> Option<(Act, &'static str, u8)> {
+    #[inline]
+    pub fn span_activity(&self, p: &Process, s: &HostSpan) -> Option<(Act, Sub, u8)> {
         match s.kind {
-            SpanKind::Host(op) => {
-                let class = p.object(s.id).map(|o| o.class);
-                let act = match op {
-                    HostOp::Read | HostOp::Pread | HostOp::Readv | HostOp::Preadv => match class {
-                        Some(FdClass::File | FdClass::BlockDevice | FdClass::Dir) | None => {
-                            (Act::Io, "read")
-                        }
-                        Some(FdClass::Pipe) => (Act::Data, "pipe"),
-                        Some(c) if c.is_socket() => (Act::Data, "socket"),
-                        Some(_) => (Act::Io, "read"),
-                    },
-                    HostOp::Write | HostOp::Pwrite | HostOp::Fsync | HostOp::Fdatasync => {
-                        match class {
-                            Some(FdClass::File | FdClass::BlockDevice) => (Act::Io, "write"),
-                            // Writing into a full pipe waits for its reader.
-                            _ => (Act::Data, "pipe-write"),
-                        }
-                    }
-                    HostOp::Open | HostOp::Close => (Act::Io, "open"),
-                    HostOp::Mmap => (Act::Io, "mmap"),
-                    HostOp::Poll | HostOp::Select | HostOp::EpollWait => match class {
-                        Some(FdClass::Pipe) => (Act::Data, "pipe"),
-                        Some(c) if c.is_socket() => (Act::Data, "socket"),
-                        _ => (Act::Data, "poll"),
-                    },
-                    HostOp::Recv => (Act::Data, "socket"),
-                    HostOp::SemWait => (Act::Data, "queue"),
-                    // CPython hands the GIL over through a condition variable:
-                    // waiting on one is mostly another thread computing.
-                    HostOp::CondWait => (Act::Cpu, "gil"),
-                    HostOp::Sleep => (Act::Cpu, "sleep"),
-                };
-                Some((act.0, act.1, 2))
-            }
+            SpanKind::Host(op) => Some(host_activity(op, p.object(s.id).map(|o| o.class))),
+            _ => self.named_activity(s),
+        }
+    }
+
+    /// Activity of a span of a named kind (API call, op, range).
+    #[inline]
+    fn named_activity(&self, s: &HostSpan) -> Option<(Act, Sub, u8)> {
+        match s.kind {
+            SpanKind::Host(_) => None,
             SpanKind::CudaRuntime | SpanKind::CudaDriver => {
                 let (act, sub) = self.names.get(s.id)?;
                 Some(match act {
                     Act::Transfer if self.offload.contains(&(s.arg as u32)) => {
-                        (Act::Memory, "offload", 3)
+                        (Act::Memory, Sub::OFFLOAD, 3)
                     }
                     Act::Transfer => {
                         let (act, sub) = match self.copies.get(&(s.arg as u32)) {
-                            Some((GpuOpKind::Memcpy, CopyKind::DTOH, _)) => (Act::Sync, "d2h-copy"),
-                            Some((GpuOpKind::Memcpy, CopyKind::HTOD, MemKind::PAGEABLE)) => {
-                                (Act::Transfer, "pageable")
+                            Some((GpuOpKind::Memcpy, CopyKind::DTOH, _)) => {
+                                (Act::Sync, Sub::D2H_COPY)
                             }
-                            Some((GpuOpKind::Memcpy, CopyKind::HTOD, _)) => (Act::Transfer, "h2d"),
-                            Some((GpuOpKind::Memset, _, _)) => (Act::Launch, ""),
-                            _ => (Act::Transfer, "copy"),
+                            Some((GpuOpKind::Memcpy, CopyKind::HTOD, MemKind::PAGEABLE)) => {
+                                (Act::Transfer, Sub::PAGEABLE)
+                            }
+                            Some((GpuOpKind::Memcpy, CopyKind::HTOD, _)) => {
+                                (Act::Transfer, Sub::H2D)
+                            }
+                            Some((GpuOpKind::Memset, _, _)) => (Act::Launch, Sub::NONE),
+                            _ => (Act::Transfer, Sub::COPY),
                         };
                         (act, sub, 3)
                     }
@@ -307,129 +360,371 @@ impl Classifier<'_> {
     }
 
     /// Segments of thread `th` covering [lo, hi), in order and without gaps.
+    ///
+    /// A sweep over the classified spans in (start, longest first) order with
+    /// the set of open ones: at each stretch the highest-priority, innermost
+    /// (latest-starting) open span wins; time no span explains goes to the
+    /// sampler's view. Spans are sorted that way already (`Timeline::finalize`),
+    /// so they are streamed, not collected: only the few that start before
+    /// `lo` (clipped to it) are sorted apart.
     pub fn segments(&self, p: &Process, th: &Thread, lo: Ns, hi: Ns) -> Vec<Seg> {
-        // Classified spans overlapping the window. Any earlier span may still
-        // cover `lo` (a long wait, an enclosing op), so the scan starts at the
-        // beginning; callers classify a thread once for a whole window.
-        let mut marks: Vec<Mark> = Vec::new();
-        for (i, s) in th.spans.iter().enumerate() {
-            if s.ts >= hi {
-                break;
+        let spans = &th.spans;
+        let mut objects = ObjectCache::new(p);
+        let mut mark = |s: &HostSpan| -> Option<Mark> {
+            let (act, sub, prio) = match s.kind {
+                SpanKind::Host(op) => host_activity(op, objects.class(s.id)),
+                _ => self.named_activity(s)?,
+            };
+            Some(Mark {
+                start: s.ts.max(lo),
+                end: s.end().min(hi),
+                what: s.id,
+                act,
+                sub,
+                prio,
+            })
+        };
+        let sorted = spans
+            .windows(2)
+            .all(|w| (w[0].ts, Reverse(w[0].dur)) <= (w[1].ts, Reverse(w[1].dur)));
+        let mut out = Vec::new();
+        let mut samples = SampleCursor::new(th, lo);
+        if sorted {
+            // Spans that start by `lo` all start at `lo` once clipped; among
+            // them the longest comes first.
+            let first_after = spans.partition_point(|s| s.ts <= lo);
+            let mut head: Vec<Mark> = Vec::new();
+            for s in &spans[..first_after] {
+                if s.end() > lo && s.ts < hi {
+                    head.extend(mark(s));
+                }
             }
-            if s.end() <= lo {
-                continue;
-            }
-            if let Some((act, sub, prio)) = self.span_activity(p, s) {
-                marks.push(Mark {
-                    start: s.ts.max(lo),
-                    end: s.end().min(hi),
-                    act,
-                    sub,
-                    prio,
-                    what: s.id,
-                    span: i as u32,
-                });
-            }
-        }
-        // Sweep in start order with the set of open marks; at each stretch the
-        // highest-priority, innermost (latest-starting) open mark wins. Nesting
-        // is shallow, so the open set stays small.
-        marks.sort_by_key(|m| (m.start, std::cmp::Reverse(m.end)));
-        let mut out: Vec<Seg> = Vec::new();
-        let mut open: Vec<usize> = Vec::new();
-        let mut t = lo;
-        let mut next = 0;
-        while t < hi {
-            while next < marks.len() && marks[next].start <= t {
-                open.push(next);
-                next += 1;
-            }
-            open.retain(|&i| marks[i].end > t);
-            let next_start = marks.get(next).map_or(hi, |m| m.start).min(hi);
-            match open
+            head.sort_by_key(|m| Reverse(m.end));
+            let rest = spans[first_after..]
                 .iter()
-                .copied()
-                .max_by_key(|&i| (marks[i].prio, marks[i].start))
-            {
-                None => {
-                    for seg in self.unexplained(th, t, next_start) {
-                        push_merged(&mut out, seg);
-                    }
-                    t = next_start;
+                .take_while(|s| s.ts < hi)
+                .filter_map(&mut mark);
+            sweep(head.into_iter().chain(rest), lo, hi, &mut samples, &mut out);
+        } else {
+            // Unsorted input (a hand-built timeline): collect and sort.
+            let mut marks: Vec<Mark> = Vec::new();
+            for s in spans {
+                if s.ts >= hi {
+                    break;
                 }
-                Some(i) => {
-                    let m = &marks[i];
-                    let until = open
-                        .iter()
-                        .map(|&j| marks[j].end)
-                        .min()
-                        .unwrap_or(hi)
-                        .min(next_start);
-                    let seg = Seg {
-                        start: t,
-                        end: until,
-                        act: m.act,
-                        sub: m.sub,
-                        what: m.what,
-                        span: Some(m.span),
-                        launch_ns: 0,
-                    };
-                    push_merged(&mut out, seg);
-                    t = until;
+                if s.end() <= lo {
+                    continue;
                 }
+                marks.extend(mark(s));
             }
+            marks.sort_by_key(|m| (m.start, Reverse(m.end)));
+            sweep(marks.into_iter(), lo, hi, &mut samples, &mut out);
         }
         out
     }
 
-    /// Time no span explains: the sampler's view, else CPU.
-    fn unexplained(&self, t: &Thread, a: Ns, b: Ns) -> Vec<Seg> {
+    /// Time spent on I/O (reads, writes, page faults...) by thread `th` in
+    /// [x, y): the I/O segments of `segments(p, th, lo, hi)` clipped to [x, y),
+    /// computed from the spans around [x, y) only (the sweep's outcome at an
+    /// instant depends only on the spans covering it).
+    #[allow(clippy::too_many_arguments)]
+    pub fn io_in(
+        &self,
+        p: &Process,
+        th: &Thread,
+        long: &LongSpans,
+        lo: Ns,
+        hi: Ns,
+        x: Ns,
+        y: Ns,
+    ) -> Ns {
+        let (x, y) = (x.max(lo), y.min(hi));
+        if x >= y {
+            return 0;
+        }
+        let spans = &th.spans;
+        // Spans overlapping [x, y): those starting in it, short ones that
+        // started just before, and long ones.
+        let mut idx: Vec<usize> = long.covering(spans, x);
+        let from = spans.partition_point(|s| s.ts < x - long.limit);
+        let to = spans.partition_point(|s| s.ts < y);
+        idx.extend((from..to).filter(|&i| spans[i].end() > x));
+        idx.sort_unstable();
+        idx.dedup();
+        let mut objects = ObjectCache::new(p);
+        let mut marks: Vec<(Mark, usize)> = Vec::with_capacity(idx.len());
+        for i in idx {
+            let s = &spans[i];
+            if s.ts >= hi || s.end() <= lo {
+                continue;
+            }
+            let m = match s.kind {
+                SpanKind::Host(op) => Some(host_activity(op, objects.class(s.id))),
+                _ => self.named_activity(s),
+            };
+            if let Some((act, sub, prio)) = m {
+                marks.push((
+                    Mark {
+                        start: s.ts.max(lo),
+                        end: s.end().min(hi),
+                        what: s.id,
+                        act,
+                        sub,
+                        prio,
+                    },
+                    i,
+                ));
+            }
+        }
+        marks.sort_by_key(|(m, i)| (m.start, Reverse(m.end), *i));
+        let mut samples = SampleCursor::new(th, x);
+        let mut out = Vec::new();
+        sweep(marks.into_iter().map(|m| m.0), x, y, &mut samples, &mut out);
+        out.iter()
+            .filter(|s| s.act == Act::Io)
+            .map(|s| s.end - s.start)
+            .sum()
+    }
+}
+
+/// Spans longer than `limit` of one thread, for finding the spans that cover
+/// an instant without scanning from the start.
+#[derive(Debug, Default)]
+pub struct LongSpans {
+    limit: Ns,
+    /// Indices of spans longer than `limit`, in span order.
+    index: Vec<u32>,
+    /// Running maximum of their ends.
+    max_end: Vec<Ns>,
+}
+
+impl LongSpans {
+    pub fn new(th: &Thread) -> LongSpans {
+        let limit = 1_000_000;
+        let mut l = LongSpans {
+            limit,
+            ..Default::default()
+        };
+        let mut m = Ns::MIN;
+        for (i, s) in th.spans.iter().enumerate() {
+            if s.dur > limit {
+                m = m.max(s.end());
+                l.index.push(i as u32);
+                l.max_end.push(m);
+            }
+        }
+        l
+    }
+
+    /// Long spans that started before `x` and end after it.
+    fn covering(&self, spans: &[HostSpan], x: Ns) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut k = self.index.partition_point(|&i| spans[i as usize].ts < x);
+        while k > 0 && self.max_end[k - 1] > x {
+            k -= 1;
+            let i = self.index[k] as usize;
+            if spans[i].end() > x {
+                out.push(i);
+            }
+        }
+        out
+    }
+}
+
+/// The activity of a hooked libc call on an fd of class `class`.
+#[inline]
+fn host_activity(op: HostOp, class: Option<FdClass>) -> (Act, Sub, u8) {
+    let act = match op {
+        HostOp::Read | HostOp::Pread | HostOp::Readv | HostOp::Preadv => match class {
+            Some(FdClass::File | FdClass::BlockDevice | FdClass::Dir) | None => {
+                (Act::Io, Sub::READ)
+            }
+            Some(FdClass::Pipe) => (Act::Data, Sub::PIPE),
+            Some(c) if c.is_socket() => (Act::Data, Sub::SOCKET),
+            Some(_) => (Act::Io, Sub::READ),
+        },
+        HostOp::Write | HostOp::Pwrite | HostOp::Fsync | HostOp::Fdatasync => match class {
+            Some(FdClass::File | FdClass::BlockDevice) => (Act::Io, Sub::WRITE),
+            // Writing into a full pipe waits for its reader.
+            _ => (Act::Data, Sub::PIPE_WRITE),
+        },
+        HostOp::Open | HostOp::Close => (Act::Io, Sub::OPEN),
+        HostOp::Mmap => (Act::Io, Sub::MMAP),
+        HostOp::Poll | HostOp::Select | HostOp::EpollWait => match class {
+            Some(FdClass::Pipe) => (Act::Data, Sub::PIPE),
+            Some(c) if c.is_socket() => (Act::Data, Sub::SOCKET),
+            _ => (Act::Data, Sub::POLL),
+        },
+        HostOp::Recv => (Act::Data, Sub::SOCKET),
+        HostOp::SemWait => (Act::Data, Sub::QUEUE),
+        // CPython hands the GIL over through a condition variable:
+        // waiting on one is mostly another thread computing.
+        HostOp::CondWait => (Act::Cpu, Sub::GIL),
+        HostOp::Sleep => (Act::Cpu, Sub::SLEEP),
+    };
+    (act.0, act.1, 2)
+}
+
+/// The class of an I/O object, remembering the last one asked for (a thread
+/// mostly works on one fd at a time).
+struct ObjectCache<'p> {
+    p: &'p Process,
+    last: Option<(u32, Option<FdClass>)>,
+}
+
+impl<'p> ObjectCache<'p> {
+    fn new(p: &'p Process) -> Self {
+        ObjectCache { p, last: None }
+    }
+
+    #[inline]
+    fn class(&mut self, id: u32) -> Option<FdClass> {
+        match self.last {
+            Some((i, c)) if i == id => c,
+            _ => {
+                let c = self.p.object(id).map(|o| o.class);
+                self.last = Some((id, c));
+                c
+            }
+        }
+    }
+}
+
+/// The sweep behind `Classifier::segments`, over marks in (start, longest
+/// first) order, from `t0` to `hi`: marks starting by `t0` are open at once.
+fn sweep(
+    mut marks: impl Iterator<Item = Mark>,
+    t0: Ns,
+    hi: Ns,
+    samples: &mut SampleCursor,
+    out: &mut Vec<Seg>,
+) {
+    let mut open: Vec<Mark> = Vec::new();
+    let mut pending = marks.next();
+    let mut t = t0;
+    while t < hi {
+        while let Some(m) = pending.filter(|m| m.start <= t) {
+            open.push(m);
+            pending = marks.next();
+        }
+        open.retain(|m| m.end > t);
+        let next_start = pending.map_or(hi, |m| m.start).min(hi);
+        // The highest priority, latest start; the last of equals.
+        let mut win: Option<&Mark> = None;
+        let mut until = next_start;
+        for m in &open {
+            if win.is_none_or(|w| (m.prio, m.start) >= (w.prio, w.start)) {
+                win = Some(m);
+            }
+            until = until.min(m.end);
+        }
+        match win {
+            None => {
+                samples.unexplained(t, next_start, out);
+                t = next_start;
+            }
+            Some(m) => {
+                push_merged(
+                    out,
+                    Seg {
+                        start: t,
+                        end: until,
+                        what: m.what,
+                        launch_ns: 0,
+                        act: m.act,
+                        sub: m.sub,
+                    },
+                );
+                t = until;
+            }
+        }
+    }
+}
+
+/// What the sampler saw between samples `j - 1` and `j`.
+fn interval_class(samples: &[Sample], j: usize) -> (Act, Sub) {
+    match (j.checked_sub(1).map(|k| &samples[k]), samples.get(j)) {
+        (Some(prev), Some(next)) => {
+            let dt = (next.ts - prev.ts).max(1) as f64;
+            let ran = next.cpu_ns.saturating_sub(prev.cpu_ns) as f64 / dt;
+            if next.state == b'D' || next.majflt > prev.majflt {
+                (Act::Io, Sub::FAULT)
+            } else if ran < 0.2 && next.state != b'R' {
+                (Act::Wait, Sub::NONE)
+            } else {
+                (Act::Cpu, Sub::NONE)
+            }
+        }
+        _ => (Act::Cpu, Sub::NONE),
+    }
+}
+
+/// A thread's samples, read forward as the sweep moves.
+struct SampleCursor<'t> {
+    samples: &'t [Sample],
+    /// First sample after the last instant asked for.
+    i: usize,
+    /// The class of the last interval asked about.
+    class: Option<(usize, Act, Sub)>,
+}
+
+impl<'t> SampleCursor<'t> {
+    /// A cursor for a sweep starting at `t`.
+    fn new(th: &'t Thread, t: Ns) -> Self {
+        SampleCursor {
+            samples: &th.samples,
+            i: th.samples.partition_point(|s| s.ts <= t),
+            class: None,
+        }
+    }
+
+    /// Time no span explains, [a, b): the sampler's view, else CPU. `a` never
+    /// goes back between calls.
+    fn unexplained(&mut self, a: Ns, b: Ns, out: &mut Vec<Seg>) {
         let cpu = Seg {
             start: a,
             end: b,
-            act: Act::Cpu,
-            sub: "",
             what: 0,
-            span: None,
             launch_ns: 0,
+            act: Act::Cpu,
+            sub: Sub::NONE,
         };
-        if t.samples.len() < 2 {
-            return vec![cpu];
+        let samples = self.samples;
+        if samples.len() < 2 {
+            push_merged(out, cpu);
+            return;
         }
-        let mut out = Vec::new();
         // Each sample describes the interval since the previous one.
-        let i0 = t.samples.partition_point(|s| s.ts <= a);
+        while self.i < samples.len() && samples[self.i].ts <= a {
+            self.i += 1;
+        }
         let mut start = a;
-        for j in i0..=t.samples.len() {
-            let end = if j < t.samples.len() {
-                t.samples[j].ts.min(b)
+        for j in self.i..=samples.len() {
+            let end = if j < samples.len() {
+                samples[j].ts.min(b)
             } else {
                 b
             };
             if end > start {
-                let act = match (j.checked_sub(1).map(|k| &t.samples[k]), t.samples.get(j)) {
-                    (Some(prev), Some(next)) => {
-                        let dt = (next.ts - prev.ts).max(1) as f64;
-                        let ran = next.cpu_ns.saturating_sub(prev.cpu_ns) as f64 / dt;
-                        if next.state == b'D' || next.majflt > prev.majflt {
-                            (Act::Io, "fault")
-                        } else if ran < 0.2 && next.state != b'R' {
-                            (Act::Wait, "")
-                        } else {
-                            (Act::Cpu, "")
-                        }
+                let (act, sub) = match self.class {
+                    Some((k, act, sub)) if k == j => (act, sub),
+                    _ => {
+                        let c = interval_class(samples, j);
+                        self.class = Some((j, c.0, c.1));
+                        c
                     }
-                    _ => (Act::Cpu, ""),
                 };
-                out.push(Seg {
-                    start,
-                    end,
-                    act: act.0,
-                    sub: act.1,
-                    what: 0,
-                    span: None,
-                    launch_ns: 0,
-                });
+                push_merged(
+                    out,
+                    Seg {
+                        start,
+                        end,
+                        what: 0,
+                        launch_ns: 0,
+                        act,
+                        sub,
+                    },
+                );
                 start = end;
             }
             if end >= b {
@@ -437,12 +732,7 @@ impl Classifier<'_> {
             }
         }
         if start < b {
-            out.push(Seg {
-                start,
-                end: b,
-                ..cpu
-            });
+            push_merged(out, Seg { start, ..cpu });
         }
-        out
     }
 }

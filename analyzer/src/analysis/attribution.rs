@@ -18,14 +18,14 @@
 //!   interval: workers on a CPU (data/cpu), reading files (data/io), or idle
 //!   themselves (data/starved).
 
-use std::collections::HashMap;
+use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use stallscope_format::fs_name;
 
-use super::activity::{Act, Seg};
+use super::activity::{Act, Seg, Sub};
 use super::busy;
-use super::context::{Context, ThreadRef, clip};
-use super::intervals;
+use super::context::{Context, ThreadRef, clip_one};
 use super::types::{Cause, IdleGap};
 use crate::model::{Gpu, GpuOp, GpuOpKind, Ns};
 
@@ -40,11 +40,11 @@ const SYNC_SLACK_NS: Ns = 200_000;
 #[derive(Debug, Default, Clone)]
 pub struct Evidence {
     /// Idle time per (cause, sub).
-    pub by_label: HashMap<(Cause, &'static str), Ns>,
+    pub by_label: FxHashMap<(Cause, &'static str), Ns>,
     /// Idle time per cause and thread.
-    pub threads: HashMap<(Cause, ThreadRef), Ns>,
+    pub threads: FxHashMap<(Cause, ThreadRef), Ns>,
     /// Idle time per cause and (process, object or name id) behind it.
-    pub what: HashMap<(Cause, u32, u32), Ns>,
+    pub what: FxHashMap<(Cause, u32, u32), Ns>,
     /// For data waits: producer CPU and I/O time, and capacity, over the waits.
     pub producer_cpu_ns: f64,
     pub producer_io_ns: f64,
@@ -64,18 +64,46 @@ pub struct GpuAttribution {
 
 /// Attributes every idle nanosecond of `g` inside the context's window.
 pub fn attribute(cx: &Context, g: &Gpu, ev: &mut Evidence) -> GpuAttribution {
+    attribute_with(cx, g, main_launcher(cx, g), ev)
+}
+
+/// `attribute`, with the main launcher already known.
+pub fn attribute_with(
+    cx: &Context,
+    g: &Gpu,
+    launcher: Option<ThreadRef>,
+    ev: &mut Evidence,
+) -> GpuAttribution {
     let (w0, w1) = cx.window;
-    let busy = busy::busy_intervals(g);
-    let busy_ns = intervals::overlap(&busy, w0, w1);
-    let mut ops: Vec<&GpuOp> = g.streams.iter().flat_map(|s| s.ops.iter()).collect();
-    ops.sort_unstable_by_key(|o| (o.start, o.end));
-    let launcher = main_launcher(cx, &ops);
-    let mut pieces: Vec<IdleGap> = Vec::new();
-    for (a, b) in intervals::gaps(&busy, w0, w1) {
-        let next = ops.get(ops.partition_point(|o| o.start < b)).copied();
-        attribute_gap(cx, a, b, next, launcher, ev, &mut pieces);
-    }
-    let gaps = merge(pieces);
+    let mut st = State {
+        cx,
+        ev,
+        out: Vec::new(),
+        segs: Vec::new(),
+        producers: FxHashMap::default(),
+    };
+    // The op that ends each gap: the first op (in (start, end) order, stream
+    // order on ties) starting at or after the gap's end. Gaps come in order,
+    // so each stream is scanned once.
+    let mut pos = vec![0usize; g.streams.len()];
+    let busy_ns = busy::for_each_gap(g, w0, w1, |a, b| {
+        let mut next: Option<&GpuOp> = None;
+        for (si, s) in g.streams.iter().enumerate() {
+            let ops = &s.ops;
+            let mut i = pos[si];
+            while i < ops.len() && ops[i].start < b {
+                i += 1;
+            }
+            pos[si] = i;
+            if let Some(o) = ops.get(i)
+                && next.is_none_or(|n| (o.start, o.end) < (n.start, n.end))
+            {
+                next = Some(o);
+            }
+        }
+        st.gap(a, b, next, launcher);
+    });
+    let gaps = st.out;
     let mut idle_by_cause = [0; 8];
     for gp in &gaps {
         idle_by_cause[gp.cause.index()] += gp.dur();
@@ -90,263 +118,278 @@ pub fn attribute(cx: &Context, g: &Gpu, ev: &mut Evidence) -> GpuAttribution {
     }
 }
 
-/// The thread whose API calls launched the most ops.
-fn main_launcher(cx: &Context, ops: &[&GpuOp]) -> Option<ThreadRef> {
-    let mut count: HashMap<ThreadRef, usize> = HashMap::new();
-    for o in ops {
-        if let Some((r, _)) = cx.launch_of(o) {
-            *count.entry(r).or_default() += 1;
+/// The thread whose API calls launched the most ops of `g` (the first in
+/// (process, thread) order on ties).
+pub fn main_launcher(cx: &Context, g: &Gpu) -> Option<ThreadRef> {
+    use rayon::prelude::*;
+    let n = cx.corr.threads().len();
+    let count = g
+        .streams
+        .par_iter()
+        .flat_map(|s| s.ops.par_chunks(1 << 16))
+        .fold(
+            || vec![0usize; n],
+            |mut c, ops| {
+                for o in ops {
+                    if let Some(t) = cx.corr.thread_of(o.corr) {
+                        c[t as usize] += 1;
+                    }
+                }
+                c
+            },
+        )
+        .reduce(
+            || vec![0usize; n],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        );
+    let mut best: Option<(usize, usize)> = None;
+    for (t, &c) in count.iter().enumerate() {
+        if c > 0 && best.is_none_or(|b| c > b.1) {
+            best = Some((t, c));
         }
     }
-    count
-        .into_iter()
-        .max_by_key(|&(r, n)| (n, std::cmp::Reverse(r)))
-        .map(|(r, _)| r)
+    best.map(|(t, _)| cx.corr.threads()[t])
 }
 
-#[allow(clippy::too_many_arguments)]
-fn attribute_gap(
-    cx: &Context,
-    a: Ns,
-    b: Ns,
-    next: Option<&GpuOp>,
-    launcher: Option<ThreadRef>,
-    ev: &mut Evidence,
-    out: &mut Vec<IdleGap>,
-) {
-    let launch = next.and_then(|o| cx.launch_of(o));
-    let segs_of = |r: ThreadRef| cx.segments(r);
-    let (who, l) = match (launch, launcher) {
-        (Some((r, span)), _) => (r, span.ts.min(b)),
-        // No link to a launch (trailing idle, missing API records): judge by
-        // the main launcher up to the end of the gap.
-        (None, Some(r)) => (r, b),
-        (None, None) => {
-            push(out, ev, cx, a, b, Cause::Other, "unlinked", None, 0);
+/// What attribution keeps between gaps.
+struct State<'c, 'a, 'e> {
+    cx: &'c Context<'a>,
+    ev: &'e mut Evidence,
+    out: Vec<IdleGap>,
+    /// Segments of the threads asked for, each with a cursor: the first
+    /// segment ending after the last gap's start minus `SYNC_SLACK_NS` (gaps
+    /// come in order, so the cursors only move forward).
+    segs: Vec<(ThreadRef, Arc<Vec<Seg>>, usize)>,
+    /// Producers of each (process, thread).
+    producers: FxHashMap<ThreadRef, Arc<Vec<ThreadRef>>>,
+}
+
+impl State<'_, '_, '_> {
+    /// The segments of `r`, and the index of its first segment ending after
+    /// `from` (which never decreases between calls for one thread).
+    fn segs_from(&mut self, r: ThreadRef, from: Ns) -> (Arc<Vec<Seg>>, usize) {
+        let k = match self.segs.iter().position(|x| x.0 == r) {
+            Some(k) => k,
+            None => {
+                self.segs.push((r, self.cx.segments(r), 0));
+                self.segs.len() - 1
+            }
+        };
+        let (_, segs, cur) = &mut self.segs[k];
+        // Forward from the last position; by binary search if that is far.
+        if segs.get(*cur + 64).is_some_and(|s| s.end <= from) {
+            *cur += segs[*cur..].partition_point(|s| s.end <= from);
+        }
+        while *cur < segs.len() && segs[*cur].end <= from {
+            *cur += 1;
+        }
+        (segs.clone(), *cur)
+    }
+
+    fn gap(&mut self, a: Ns, b: Ns, next: Option<&GpuOp>, launcher: Option<ThreadRef>) {
+        let cx = self.cx;
+        let launch = next.and_then(|o| cx.launch_of(o));
+        let (who, l) = match (launch, launcher) {
+            (Some((r, span)), _) => (r, span.ts.min(b)),
+            // No link to a launch (trailing idle, missing API records): judge by
+            // the main launcher up to the end of the gap.
+            (None, Some(r)) => (r, b),
+            (None, None) => {
+                self.push(a, b, Cause::Other, "unlinked", None, 0);
+                return;
+            }
+        };
+        if l <= a {
+            self.push(a, b, Cause::Other, "dependency", Some(who), 0);
             return;
         }
-    };
-    if l <= a {
-        push(out, ev, cx, a, b, Cause::Other, "dependency", Some(who), 0);
-        return;
+        let (segs, i) = self.segs_from(who, a - SYNC_SLACK_NS);
+        // The segments overlapping [a, l), clipped to it (`clip`, from the
+        // cursor).
+        let mut j = i;
+        while j < segs.len() && segs[j].end <= a {
+            j += 1;
+        }
+        let within = |segs: &Arc<Vec<Seg>>| {
+            let segs = segs.clone();
+            (j..segs.len())
+                .map_while(move |k| (segs[k].start < l).then(|| clip_one(&segs[k], a, l)))
+        };
+        // Back-to-back tiny kernels: the host launches as fast as it can.
+        if let Some(op) = next
+            && b - a <= LAUNCH_GAP_NS
+            && op.kind == GpuOpKind::Kernel
+            && op.dur() <= 2 * LAUNCH_GAP_NS
+            && within(&segs).all(|s| matches!(s.act, Act::Cpu | Act::Launch))
+        {
+            self.push(a, b, Cause::Launch, "tiny-kernels", Some(who), 0);
+            return;
+        }
+        // The sync that drained the GPU, and how long it waited (unclipped).
+        let drain = segs[i..]
+            .iter()
+            .take_while(|s| s.start < a + SYNC_SLACK_NS)
+            .filter(|s| s.act == Act::Sync && s.end >= a - SYNC_SLACK_NS)
+            .last()
+            .map(|s| (s.sub.name(), s.end - s.start));
+        let mut budget = drain.map_or(0, |d| d.1);
+        for s in within(&segs) {
+            let (cause, sub) = self.classify_piece(who, &s);
+            let overlappable = matches!(cause, Cause::Cpu | Cause::Launch | Cause::Other);
+            match drain {
+                Some((sync_sub, _)) if overlappable && budget > 0 => {
+                    let take = budget.min(s.end - s.start);
+                    budget -= take;
+                    self.push(s.start, s.start + take, Cause::Sync, sync_sub, Some(who), 0);
+                    self.push(s.start + take, s.end, cause, sub, Some(who), s.what);
+                }
+                _ => self.push(s.start, s.end, cause, sub, Some(who), s.what),
+            }
+        }
+        let drained_by_sync = drain.filter(|_| budget > 0).map(|d| d.0);
+        if l < b {
+            // The launch call itself, up to the op's start.
+            let (cause, sub) = match launch {
+                Some((r, span)) => match cx.api_act(r, span) {
+                    (Act::Transfer, sub) => (Cause::Transfer, sub.name()),
+                    (Act::Memory, sub) => (Cause::Memory, sub.name()),
+                    (Act::Sync, sub) => (Cause::Sync, sub.name()),
+                    // A launch call this slow is not launch overhead but lazy
+                    // module loading, JIT compilation or a full launch queue.
+                    _ if span.dur > SLOW_CALL_NS => (Cause::Launch, "slow-call"),
+                    _ => (Cause::Launch, "latency"),
+                },
+                None => (Cause::Launch, "latency"),
+            };
+            let (cause, sub) = match (drained_by_sync, cause) {
+                (Some(s), Cause::Launch) => (Cause::Sync, s),
+                _ => (cause, sub),
+            };
+            self.push(l, b, cause, sub, Some(who), 0);
+        }
     }
-    // Back-to-back tiny kernels: the host launches as fast as it can.
-    if let Some(op) = next {
-        if b - a <= LAUNCH_GAP_NS && op.kind == GpuOpKind::Kernel && op.dur() <= 2 * LAUNCH_GAP_NS {
-            let segs = segs_of(who);
-            if clip(&segs, a, l).all(|s| matches!(s.act, Act::Cpu | Act::Launch)) {
-                push(
-                    out,
-                    ev,
-                    cx,
-                    a,
-                    b,
-                    Cause::Launch,
-                    "tiny-kernels",
-                    Some(who),
-                    0,
-                );
+
+    fn classify_piece(&mut self, who: ThreadRef, s: &Seg) -> (Cause, &'static str) {
+        let cx = self.cx;
+        let p = cx.process(who);
+        match s.act {
+            Act::Io => {
+                let fs = p
+                    .object(s.what)
+                    .map(|o| fs_name(o.fs_magic))
+                    .filter(|f| *f != "unknown");
+                (
+                    Cause::Io,
+                    fs.unwrap_or(if s.sub == Sub::FAULT {
+                        "page-faults"
+                    } else {
+                        s.sub.name()
+                    }),
+                )
+            }
+            Act::Data if s.sub == Sub::MAIN_PROCESS => (Cause::Data, "cpu"),
+            Act::Data => (Cause::Data, self.data_sub(who, s.start, s.end)),
+            Act::Memory => (Cause::Memory, s.sub.name()),
+            Act::Sync => (Cause::Sync, s.sub.name()),
+            Act::Transfer => (Cause::Transfer, s.sub.name()),
+            Act::Launch => (Cause::Launch, "latency"),
+            Act::Wait => (Cause::Other, "wait"),
+            Act::Cpu => {
+                let len = (s.end - s.start).max(1) as f64;
+                let delayed = cx.run_delay_at(who, s.end) - cx.run_delay_at(who, s.start);
+                let sub = if s.sub == Sub::GIL {
+                    "gil"
+                } else if delayed > 0.25 * len {
+                    "contention"
+                } else if s.sub == Sub::SLEEP {
+                    "sleep"
+                } else {
+                    "python"
+                };
+                (Cause::Cpu, sub)
+            }
+        }
+    }
+
+    /// What the producers of `who` did while it waited over [x, y).
+    fn data_sub(&mut self, who: ThreadRef, x: Ns, y: Ns) -> &'static str {
+        let cx = self.cx;
+        if cx.tl.source == crate::model::Source::Kineto {
+            // Profiler traces do not show the worker processes.
+            return "workers";
+        }
+        let producers = self
+            .producers
+            .entry(who)
+            .or_insert_with(|| Arc::new(cx.producers(who.0, who.1)))
+            .clone();
+        if producers.is_empty() {
+            return "starved";
+        }
+        let len = (y - x).max(1) as f64;
+        let (mut cpu, mut io) = (0.0, 0.0);
+        for &r in producers.iter() {
+            io += cx.io_in(r, x, y) as f64;
+            cpu += (cx.cpu_at(r, y) - cx.cpu_at(r, x)).clamp(0.0, len);
+        }
+        let cap = len * producers.len() as f64;
+        let ev = &mut *self.ev;
+        ev.producer_cpu_ns += cpu;
+        ev.producer_io_ns += io;
+        ev.producer_capacity_ns += cap;
+        ev.producer_count = ev.producer_count.max(producers.len());
+        if io >= cpu && io > 0.15 * cap {
+            "io"
+        } else if cpu > 0.3 * cap {
+            "cpu"
+        } else if io > 0.15 * cap {
+            "io"
+        } else {
+            "starved"
+        }
+    }
+
+    fn push(
+        &mut self,
+        start: Ns,
+        end: Ns,
+        cause: Cause,
+        sub: &'static str,
+        who: Option<ThreadRef>,
+        what: u32,
+    ) {
+        if end <= start {
+            return;
+        }
+        let cx = self.cx;
+        let (pid, tid) = who.map_or((0, 0), |r| (cx.process(r).pid, cx.thread(r).tid));
+        if let Some(r) = who {
+            *self.ev.threads.entry((cause, r)).or_default() += end - start;
+            if what != 0 {
+                *self.ev.what.entry((cause, r.0, what)).or_default() += end - start;
+            }
+        }
+        // Pieces come in time order; touching ones with the same label and
+        // thread are joined as they arrive.
+        if let Some(l) = self.out.last_mut() {
+            debug_assert!(l.end <= start);
+            if l.end == start && l.cause == cause && l.sub == sub && l.tid == tid && l.pid == pid {
+                l.end = end;
                 return;
             }
         }
+        self.out.push(IdleGap {
+            start,
+            end,
+            cause,
+            sub,
+            pid,
+            tid,
+        });
     }
-    let segs = segs_of(who);
-    // The sync that drained the GPU, and how long it waited (unclipped).
-    let i = segs.partition_point(|s| s.end <= a - SYNC_SLACK_NS);
-    let drain = segs[i..]
-        .iter()
-        .take_while(|s| s.start < a + SYNC_SLACK_NS)
-        .filter(|s| s.act == Act::Sync && s.end >= a - SYNC_SLACK_NS)
-        .last()
-        .map(|s| (s.sub, s.end - s.start));
-    let mut budget = drain.map_or(0, |d| d.1);
-    for s in clip(&segs, a, l) {
-        let (cause, sub) = classify_piece(cx, who, &s, ev);
-        let overlappable = matches!(cause, Cause::Cpu | Cause::Launch | Cause::Other);
-        match drain {
-            Some((sync_sub, _)) if overlappable && budget > 0 => {
-                let take = budget.min(s.end - s.start);
-                budget -= take;
-                push(
-                    out,
-                    ev,
-                    cx,
-                    s.start,
-                    s.start + take,
-                    Cause::Sync,
-                    sync_sub,
-                    Some(who),
-                    0,
-                );
-                push(
-                    out,
-                    ev,
-                    cx,
-                    s.start + take,
-                    s.end,
-                    cause,
-                    sub,
-                    Some(who),
-                    s.what,
-                );
-            }
-            _ => push(out, ev, cx, s.start, s.end, cause, sub, Some(who), s.what),
-        }
-    }
-    let drained_by_sync = drain.filter(|_| budget > 0).map(|d| d.0);
-    if l < b {
-        // The launch call itself, up to the op's start.
-        let (cause, sub) = match launch {
-            Some((r, span)) => match cx.api_act(r, span) {
-                (Act::Transfer, sub) => (Cause::Transfer, sub),
-                (Act::Memory, sub) => (Cause::Memory, sub),
-                (Act::Sync, sub) => (Cause::Sync, sub),
-                // A launch call this slow is not launch overhead but lazy
-                // module loading, JIT compilation or a full launch queue.
-                _ if span.dur > SLOW_CALL_NS => (Cause::Launch, "slow-call"),
-                _ => (Cause::Launch, "latency"),
-            },
-            None => (Cause::Launch, "latency"),
-        };
-        let (cause, sub) = match (drained_by_sync, cause) {
-            (Some(s), Cause::Launch) => (Cause::Sync, s),
-            _ => (cause, sub),
-        };
-        push(out, ev, cx, l, b, cause, sub, Some(who), 0);
-    }
-}
-
-fn classify_piece(
-    cx: &Context,
-    who: ThreadRef,
-    s: &Seg,
-    ev: &mut Evidence,
-) -> (Cause, &'static str) {
-    let p = cx.process(who);
-    match s.act {
-        Act::Io => {
-            let fs = p
-                .object(s.what)
-                .map(|o| fs_name(o.fs_magic))
-                .filter(|f| *f != "unknown");
-            (
-                Cause::Io,
-                fs.unwrap_or(if s.sub == "fault" {
-                    "page-faults"
-                } else {
-                    s.sub
-                }),
-            )
-        }
-        Act::Data if s.sub == "main-process" => (Cause::Data, "cpu"),
-        Act::Data => (Cause::Data, data_sub(cx, who, s.start, s.end, ev)),
-        Act::Memory => (Cause::Memory, s.sub),
-        Act::Sync => (Cause::Sync, s.sub),
-        Act::Transfer => (Cause::Transfer, s.sub),
-        Act::Launch => (Cause::Launch, "latency"),
-        Act::Wait => (Cause::Other, "wait"),
-        Act::Cpu => {
-            let len = (s.end - s.start).max(1) as f64;
-            let delayed = cx.run_delay_at(who, s.end) - cx.run_delay_at(who, s.start);
-            let sub = if s.sub == "gil" {
-                "gil"
-            } else if delayed > 0.25 * len {
-                "contention"
-            } else if s.sub == "sleep" {
-                "sleep"
-            } else {
-                "python"
-            };
-            (Cause::Cpu, sub)
-        }
-    }
-}
-
-/// What the producers of `who` did while it waited over [x, y).
-fn data_sub(cx: &Context, who: ThreadRef, x: Ns, y: Ns, ev: &mut Evidence) -> &'static str {
-    if cx.tl.source == crate::model::Source::Kineto {
-        // Profiler traces do not show the worker processes.
-        return "workers";
-    }
-    let producers = cx.producers(who.0, who.1);
-    if producers.is_empty() {
-        return "starved";
-    }
-    let len = (y - x).max(1) as f64;
-    let (mut cpu, mut io) = (0.0, 0.0);
-    for &r in &producers {
-        let io_here: Ns = clip(&cx.segments(r), x, y)
-            .filter(|s| s.act == Act::Io)
-            .map(|s| s.end - s.start)
-            .sum();
-        io += io_here as f64;
-        cpu += (cx.cpu_at(r, y) - cx.cpu_at(r, x)).clamp(0.0, len);
-    }
-    let cap = len * producers.len() as f64;
-    ev.producer_cpu_ns += cpu;
-    ev.producer_io_ns += io;
-    ev.producer_capacity_ns += cap;
-    ev.producer_count = ev.producer_count.max(producers.len());
-    if io >= cpu && io > 0.15 * cap {
-        "io"
-    } else if cpu > 0.3 * cap {
-        "cpu"
-    } else if io > 0.15 * cap {
-        "io"
-    } else {
-        "starved"
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn push(
-    out: &mut Vec<IdleGap>,
-    ev: &mut Evidence,
-    cx: &Context,
-    start: Ns,
-    end: Ns,
-    cause: Cause,
-    sub: &'static str,
-    who: Option<ThreadRef>,
-    what: u32,
-) {
-    if end <= start {
-        return;
-    }
-    let (pid, tid) = who.map_or((0, 0), |r| (cx.process(r).pid, cx.thread(r).tid));
-    if let Some(r) = who {
-        *ev.threads.entry((cause, r)).or_default() += end - start;
-        if what != 0 {
-            *ev.what.entry((cause, r.0, what)).or_default() += end - start;
-        }
-    }
-    out.push(IdleGap {
-        start,
-        end,
-        cause,
-        sub,
-        pid,
-        tid,
-    });
-}
-
-/// Joins touching pieces with the same label and thread.
-fn merge(mut v: Vec<IdleGap>) -> Vec<IdleGap> {
-    v.sort_by_key(|g| g.start);
-    let mut out: Vec<IdleGap> = Vec::with_capacity(v.len());
-    for g in v {
-        match out.last_mut() {
-            Some(l)
-                if l.end == g.start
-                    && l.cause == g.cause
-                    && l.sub == g.sub
-                    && l.tid == g.tid
-                    && l.pid == g.pid =>
-            {
-                l.end = g.end
-            }
-            _ => out.push(g),
-        }
-    }
-    out
 }

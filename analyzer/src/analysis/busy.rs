@@ -1,7 +1,11 @@
 //! GPU busy time: the union of kernel, copy and memset activity per device, the
 //! active window, and busy time per precision class.
 
-use super::intervals;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rayon::prelude::*;
+
 use super::precision;
 use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, StrId, Strings};
 
@@ -37,14 +41,122 @@ impl PrecisionMap {
     }
 }
 
+/// The ops of all streams of a GPU in (start, end) order, ties in stream
+/// order (as a stable sort of the streams' lists, one after another, gives),
+/// with their stream index. Each stream's list is sorted already, so this is
+/// a merge: no list of all ops is built.
+pub struct OpsByStart<'a> {
+    streams: Vec<&'a [GpuOp]>,
+    pos: Vec<usize>,
+    /// (start, end, stream) of each stream's next op, for many streams.
+    heap: Option<BinaryHeap<Reverse<(Ns, Ns, usize)>>>,
+}
+
+impl<'a> OpsByStart<'a> {
+    /// Streams beyond this many are merged with a heap.
+    const LINEAR: usize = 8;
+
+    pub fn new(g: &'a Gpu) -> OpsByStart<'a> {
+        let streams: Vec<&[GpuOp]> = g.streams.iter().map(|s| &s.ops[..]).collect();
+        let heap = (streams.len() > Self::LINEAR).then(|| {
+            streams
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| s.first().map(|o| Reverse((o.start, o.end, i))))
+                .collect()
+        });
+        OpsByStart {
+            pos: vec![0; streams.len()],
+            streams,
+            heap,
+        }
+    }
+}
+
+impl<'a> Iterator for OpsByStart<'a> {
+    type Item = (usize, &'a GpuOp);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, &'a GpuOp)> {
+        let s = match &mut self.heap {
+            Some(h) => {
+                let Reverse((_, _, s)) = h.pop()?;
+                if let Some(o) = self.streams[s].get(self.pos[s] + 1) {
+                    h.push(Reverse((o.start, o.end, s)));
+                }
+                s
+            }
+            None => {
+                let mut best: Option<(Ns, Ns, usize)> = None;
+                for (i, ops) in self.streams.iter().enumerate() {
+                    if let Some(o) = ops.get(self.pos[i])
+                        && best.is_none_or(|b| (o.start, o.end) < (b.0, b.1))
+                    {
+                        best = Some((o.start, o.end, i));
+                    }
+                }
+                best?.2
+            }
+        };
+        let op = &self.streams[s][self.pos[s]];
+        self.pos[s] += 1;
+        Some((s, op))
+    }
+}
+
+/// Busy time of one GPU inside [lo, hi); `gap` is called, in order, with the
+/// gaps between busy stretches there (what `intervals::gaps` of the ops'
+/// union gives).
+pub fn for_each_gap(g: &Gpu, lo: Ns, hi: Ns, mut gap: impl FnMut(Ns, Ns)) -> Ns {
+    let mut busy = 0;
+    // The union's current stretch, and the end of what has been gapped.
+    let mut cur: Option<(Ns, Ns)> = None;
+    let mut t = lo;
+    let mut close = |(a, b): (Ns, Ns), t: &mut Ns| {
+        busy += (b.min(hi) - a.max(lo)).max(0);
+        if b > *t && a < hi {
+            if a > *t {
+                gap(*t, a.min(hi));
+            }
+            *t = (*t).max(b);
+        }
+    };
+    for (_, o) in OpsByStart::new(g) {
+        if o.end <= o.start {
+            continue;
+        }
+        match &mut cur {
+            Some(c) if o.start <= c.1 => c.1 = c.1.max(o.end),
+            _ => {
+                if let Some(c) = cur {
+                    close(c, &mut t);
+                }
+                cur = Some((o.start, o.end));
+            }
+        }
+    }
+    if let Some(c) = cur {
+        close(c, &mut t);
+    }
+    if t < hi {
+        gap(t, hi);
+    }
+    busy
+}
+
 /// Busy intervals of one GPU, merged.
 pub fn busy_intervals(g: &Gpu) -> Vec<(Ns, Ns)> {
-    intervals::union(
-        g.streams
-            .iter()
-            .flat_map(|s| s.ops.iter().map(|o| (o.start, o.end)))
-            .collect(),
-    )
+    let mut out: Vec<(Ns, Ns)> = Vec::new();
+    for (_, o) in OpsByStart::new(g) {
+        if o.end <= o.start {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if o.start <= last.1 => last.1 = last.1.max(o.end),
+            _ => out.push((o.start, o.end)),
+        }
+    }
+    out
 }
 
 /// First start and last end of any op.
@@ -57,31 +169,44 @@ pub fn active_window(g: &Gpu) -> Option<(Ns, Ns)> {
         .min()?;
     let hi = g
         .streams
-        .iter()
-        .flat_map(|s| s.ops.iter())
-        .map(|o| o.end)
+        .par_iter()
+        .map(|s| s.ops.iter().map(|o| o.end).max().unwrap_or(Ns::MIN))
         .max()?;
     Some((lo, hi))
 }
 
 /// Busy time of kernels per class inside [lo, hi) (union within a class).
 pub fn busy_by_precision(g: &Gpu, pm: &PrecisionMap, lo: Ns, hi: Ns) -> Vec<(Precision, Ns)> {
-    let mut per: Vec<Vec<(Ns, Ns)>> = vec![Vec::new(); Precision::ALL.len() + 1];
-    for s in &g.streams {
-        for o in s.ops.iter().filter(|o| o.kind == GpuOpKind::Kernel) {
-            let (a, b) = (o.start.max(lo), o.end.min(hi));
-            if b > a {
-                per[pm.of(o) as usize].push((a, b));
+    // Per class: the union's current stretch and the total so far. Ops come
+    // in start order, and clipping to [lo, hi) keeps that order.
+    let mut cur: Vec<Option<(Ns, Ns)>> = vec![None; Precision::ALL.len() + 1];
+    let mut total: Vec<Ns> = vec![0; Precision::ALL.len() + 1];
+    for (_, o) in OpsByStart::new(g) {
+        if o.kind != GpuOpKind::Kernel {
+            continue;
+        }
+        let (a, b) = (o.start.max(lo), o.end.min(hi));
+        if b <= a {
+            continue;
+        }
+        let p = pm.of(o) as usize;
+        match &mut cur[p] {
+            Some(c) if a <= c.1 => c.1 = c.1.max(b),
+            c => {
+                if let Some((x, y)) = *c {
+                    total[p] += y - x;
+                }
+                *c = Some((a, b));
             }
+        }
+    }
+    for (p, c) in cur.iter().enumerate() {
+        if let Some((x, y)) = c {
+            total[p] += y - x;
         }
     }
     Precision::ALL
         .iter()
-        .map(|&p| {
-            (
-                p,
-                intervals::total(&intervals::union(std::mem::take(&mut per[p as usize]))),
-            )
-        })
+        .map(|&p| (p, total[p as usize]))
         .collect()
 }

@@ -1,35 +1,40 @@
 //! Shared lookups for the analyses of one timeline: correlation links, name
 //! classes, and per-thread activity segments computed once.
 
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
-use super::activity::{Act, Classifier, CopyIndex, NameTable, Seg, copy_index};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::activity::{Act, Classifier, CopyIndex, LongSpans, NameTable, Seg, Sub, copy_index};
 use super::busy::PrecisionMap;
-use crate::model::{CorrIndex, GpuOp, LaunchRef, Ns, Process, Thread, Timeline};
+use crate::model::{CorrIndex, GpuOp, HostSpan, LaunchRef, Ns, Process, Thread, Timeline};
 
 /// The segments of a sorted list overlapping [a, b), clipped to it. A clipped
 /// merged CPU segment keeps its share of launch time.
+#[inline]
 pub fn clip(all: &[Seg], a: Ns, b: Ns) -> impl Iterator<Item = Seg> + '_ {
     let i = all.partition_point(|s| s.end <= a);
     all[i..]
         .iter()
         .take_while(move |s| s.start < b)
-        .map(move |s| {
-            let (start, end) = (s.start.max(a), s.end.min(b));
-            let launch_ns = if s.launch_ns == 0 || (start == s.start && end == s.end) {
-                s.launch_ns
-            } else {
-                (s.launch_ns as f64 * (end - start) as f64 / (s.end - s.start).max(1) as f64) as u32
-            };
-            Seg {
-                start,
-                end,
-                launch_ns,
-                ..*s
-            }
-        })
+        .map(move |s| clip_one(s, a, b))
+}
+
+/// One segment clipped to [a, b) (which it overlaps).
+#[inline]
+pub fn clip_one(s: &Seg, a: Ns, b: Ns) -> Seg {
+    let (start, end) = (s.start.max(a), s.end.min(b));
+    let launch_ns = if s.launch_ns == 0 || (start == s.start && end == s.end) {
+        s.launch_ns
+    } else {
+        (s.launch_ns as f64 * (end - start) as f64 / (s.end - s.start).max(1) as f64) as u32
+    };
+    Seg {
+        start,
+        end,
+        launch_ns,
+        ..*s
+    }
 }
 
 /// A thread, by process and thread index.
@@ -44,8 +49,9 @@ pub struct Context<'a> {
     /// The analyzed window.
     pub window: (Ns, Ns),
     /// Correlation ids of copies that recur every step (offload).
-    pub offload: HashSet<u32>,
-    segs: RefCell<HashMap<ThreadRef, Rc<Vec<Seg>>>>,
+    pub offload: FxHashSet<u32>,
+    segs: Mutex<FxHashMap<ThreadRef, Arc<Vec<Seg>>>>,
+    long: Mutex<FxHashMap<ThreadRef, Arc<LongSpans>>>,
 }
 
 /// Segments reach this far before the window, to see what led into it.
@@ -63,8 +69,9 @@ impl<'a> Context<'a> {
             copies: copy_index(tl),
             precision: PrecisionMap::new(&tl.strings),
             window,
-            offload: HashSet::new(),
-            segs: RefCell::new(HashMap::new()),
+            offload: FxHashSet::default(),
+            segs: Mutex::new(FxHashMap::default()),
+            long: Mutex::new(FxHashMap::default()),
             tl,
         }
     }
@@ -78,7 +85,8 @@ impl<'a> Context<'a> {
     }
 
     /// The API call that launched `op`, if known.
-    pub fn launch_of(&self, op: &GpuOp) -> Option<(ThreadRef, &'a crate::model::HostSpan)> {
+    #[inline]
+    pub fn launch_of(&self, op: &GpuOp) -> Option<(ThreadRef, &'a HostSpan)> {
         let LaunchRef {
             process,
             thread,
@@ -88,24 +96,32 @@ impl<'a> Context<'a> {
         Some(((process, thread), &t.spans[span as usize]))
     }
 
-    /// Activity segments of a thread over the window (plus a margin before it).
-    pub fn segments(&self, r: ThreadRef) -> Rc<Vec<Seg>> {
-        if let Some(s) = self.segs.borrow().get(&r) {
-            return s.clone();
-        }
-        let c = Classifier {
+    fn classifier(&self) -> Classifier<'_> {
+        Classifier {
             names: &self.names,
             copies: &self.copies,
             offload: &self.offload,
-        };
-        let segs = Rc::new(c.segments(
+        }
+    }
+
+    /// Activity segments of a thread over the window (plus a margin before
+    /// it), computed once per thread.
+    pub fn segments(&self, r: ThreadRef) -> Arc<Vec<Seg>> {
+        if let Some(s) = self.segs.lock().expect("not poisoned").get(&r) {
+            return s.clone();
+        }
+        let segs = Arc::new(self.classifier().segments(
             self.process(r),
             self.thread(r),
             self.window.0 - MARGIN,
             self.window.1,
         ));
-        self.segs.borrow_mut().insert(r, segs.clone());
-        segs
+        self.segs
+            .lock()
+            .expect("not poisoned")
+            .entry(r)
+            .or_insert(segs)
+            .clone()
     }
 
     /// The segments of `r` overlapping [a, b), clipped to it.
@@ -125,16 +141,40 @@ impl<'a> Context<'a> {
         all.get(i).filter(|s| s.start <= t).copied()
     }
 
+    /// Time `r` spent on I/O in [a, b): the I/O segments of `segments(r)`
+    /// clipped to [a, b), without classifying the whole thread (producers are
+    /// asked about a few waits each).
+    pub fn io_in(&self, r: ThreadRef, a: Ns, b: Ns) -> Ns {
+        if let Some(s) = self.segs.lock().expect("not poisoned").get(&r) {
+            return clip(s, a, b)
+                .filter(|s| s.act == Act::Io)
+                .map(|s| s.end - s.start)
+                .sum();
+        }
+        let long = self
+            .long
+            .lock()
+            .expect("not poisoned")
+            .entry(r)
+            .or_insert_with(|| Arc::new(LongSpans::new(self.thread(r))))
+            .clone();
+        self.classifier().io_in(
+            self.process(r),
+            self.thread(r),
+            &long,
+            self.window.0 - MARGIN,
+            self.window.1,
+            a,
+            b,
+        )
+    }
+
     /// How the launch call of an op spent its time (launch, copy staging, ...).
-    pub fn api_act(&self, r: ThreadRef, span: &crate::model::HostSpan) -> (Act, &'static str) {
-        let c = Classifier {
-            names: &self.names,
-            copies: &self.copies,
-            offload: &self.offload,
-        };
-        c.span_activity(self.process(r), span)
+    pub fn api_act(&self, r: ThreadRef, span: &HostSpan) -> (Act, Sub) {
+        self.classifier()
+            .span_activity(self.process(r), span)
             .map(|(a, s, _)| (a, s))
-            .unwrap_or((Act::Launch, ""))
+            .unwrap_or((Act::Launch, Sub::NONE))
     }
 
     /// Cumulative CPU time of a thread at `t`, interpolated between samples.

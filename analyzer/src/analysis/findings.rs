@@ -1,8 +1,7 @@
 //! Findings: one per cause worth fixing, with its evidence, a concrete fix, and
 //! the what-if saving from the replay.
 
-use std::collections::HashMap;
-
+use rayon::prelude::*;
 use stallscope_format::fs_name;
 
 use super::activity::Act;
@@ -25,93 +24,151 @@ pub struct Inputs<'a> {
     pub mem: &'a MemoryFacts,
     pub steps: &'a Steps,
     pub busy_by_precision: &'a [(Precision, Ns)],
+    /// The replays of this GPU (None without a launching thread).
+    pub replays: Option<&'a Replays>,
+}
+
+/// The boundaries the replays report: step starts and the last step's end,
+/// else the window.
+pub fn step_marks(steps: &Steps, (w0, w1): (Ns, Ns)) -> Vec<Ns> {
+    if steps.steps.is_empty() {
+        vec![w0, w1]
+    } else {
+        let mut m: Vec<Ns> = steps.steps.iter().map(|s| s.start).collect();
+        m.push(steps.steps.last().map_or(w1, |s| s.end));
+        m
+    }
+}
+
+/// The host activities a cause's fix removes (none for `Other`).
+fn removed_by(c: Cause) -> &'static [Act] {
+    match c {
+        Cause::Data => &[Act::Data],
+        Cause::Io => &[Act::Io],
+        Cause::Cpu => &[Act::Cpu],
+        Cause::Memory => &[Act::Memory],
+        Cause::Sync => &[Act::Sync],
+        Cause::Transfer => &[Act::Transfer],
+        Cause::Launch => &[Act::Launch],
+        Cause::Other => &[],
+    }
+}
+
+/// Replay results: without change, without each cause, and with BF16 GEMMs.
+pub struct Replays {
+    base: (Vec<Ns>, Ns),
+    /// Indexed by `Cause::index()`; None where the replay would equal `base`
+    /// (nothing of that cause on the critical host timeline).
+    by_cause: [Option<(Vec<Ns>, Ns)>; 8],
+    precision: Option<(Vec<Ns>, Ns)>,
+}
+
+impl Replays {
+    /// Replays every change a finding may need, in one walk over the ops:
+    /// this runs while the idle time is still being attributed, before the
+    /// findings (and so the causes worth a replay) are known. Causes with
+    /// nothing on the critical host timeline replay as the base does, and are
+    /// not walked.
+    pub fn run(
+        r: &Replay,
+        marks: &[Ns],
+        gpu: &Gpu,
+        busy_by_precision: &[(Precision, Ns)],
+    ) -> Replays {
+        let present = r.present();
+        let causes: Vec<Cause> = Cause::ALL
+            .into_iter()
+            .filter(|&c| c != Cause::Other && present(removed_by(c), c == Cause::Memory))
+            .collect();
+        let prec = precision_speedups(gpu, busy_by_precision);
+        let speedup = |p: Precision| match (&prec, p) {
+            (Some(x), Precision::Fp32) => x.0,
+            (Some(x), Precision::Tf32) => x.1,
+            _ => 1.0,
+        };
+        let mut changes: Vec<Change> = vec![Change::none()];
+        for &c in &causes {
+            changes.push(Change {
+                remove: removed_by(c),
+                drop_offload: c == Cause::Memory,
+                speedup: &|_| 1.0,
+            });
+        }
+        if prec.is_some() {
+            changes.push(Change {
+                remove: &[],
+                drop_offload: false,
+                speedup: &speedup,
+            });
+        }
+        let refs: Vec<&Change> = changes.iter().collect();
+        let mut out = r.run_all(&refs, marks).into_iter();
+        let base = out.next().expect("the base lane");
+        let mut by_cause: [Option<(Vec<Ns>, Ns)>; 8] = Default::default();
+        for c in causes {
+            by_cause[c.index()] = out.next();
+        }
+        Replays {
+            base,
+            by_cause,
+            precision: out.next(),
+        }
+    }
 }
 
 pub fn build(i: &Inputs) -> Vec<Finding> {
     let (w0, w1) = i.cx.window;
     let wall = (w1 - w0).max(1);
-    let marks: Vec<Ns> = if i.steps.steps.is_empty() {
-        vec![w0, w1]
-    } else {
-        let mut m: Vec<Ns> = i.steps.steps.iter().map(|s| s.start).collect();
-        m.push(i.steps.steps.last().map_or(w1, |s| s.end));
-        m
-    };
     let measured_step = if i.steps.steps.is_empty() {
         wall
     } else {
         i.steps.median_ns
     };
-    let replay = i.att.launcher.map(|l| Replay::new(i.cx, i.gpu, l));
-    let base = replay.as_ref().map(|r| r.run(&Change::none(), &marks));
-    let estimate = |change: &Change| -> (Ns, Ns) {
-        match (&replay, &base) {
-            (Some(r), Some((b_marks, _))) => {
-                let (m, _) = r.run(change, &marks);
-                let base_step = median(durations(b_marks)).max(1);
-                let step = median(durations(&m));
-                let after = (measured_step as f64 * step as f64 / base_step as f64) as Ns;
-                let span = |v: &[Ns]| {
-                    (v.last().copied().unwrap_or(0) - v.first().copied().unwrap_or(0)).max(1) as f64
-                };
-                let saving = (wall as f64 * (1.0 - span(&m) / span(b_marks))).max(0.0) as Ns;
-                (saving, after.min(measured_step))
-            }
-            _ => (0, measured_step),
-        }
-    };
 
-    let mut out = Vec::new();
+    // Which causes get a finding.
+    let mut causes: Vec<Cause> = Vec::new();
     for cause in Cause::ALL {
         let idle = i.att.idle_by_cause[cause.index()];
         let share = 100.0 * idle as f64 / wall as f64;
         // Offload and OOM-retry cost GPU time too, not only idle time.
         let memory_facts =
             cause == Cause::Memory && (i.mem.oom_count > 0 || i.mem.offload_bytes_per_step > 0);
-        if share < MIN_SHARE_PCT && !memory_facts {
-            continue;
+        if share >= MIN_SHARE_PCT || memory_facts {
+            causes.push(cause);
         }
+    }
+    // (saving, step after) of a replay.
+    let estimate = |m: Option<&(Vec<Ns>, Ns)>| -> (Ns, Ns) {
+        match (i.replays, m) {
+            (Some(r), Some((m, _))) => {
+                let b_marks = &r.base.0;
+                let base_step = median(durations(b_marks)).max(1);
+                let step = median(durations(m));
+                let after = (measured_step as f64 * step as f64 / base_step as f64) as Ns;
+                let span = |v: &[Ns]| {
+                    (v.last().copied().unwrap_or(0) - v.first().copied().unwrap_or(0)).max(1) as f64
+                };
+                let saving = (wall as f64 * (1.0 - span(m) / span(b_marks))).max(0.0) as Ns;
+                (saving, after.min(measured_step))
+            }
+            _ => (0, measured_step),
+        }
+    };
+    let of_cause = |c: Cause| {
+        i.replays
+            .map(|r| r.by_cause[c.index()].as_ref().unwrap_or(&r.base))
+    };
+    let mut out = Vec::new();
+    for &cause in &causes {
+        let idle = i.att.idle_by_cause[cause.index()];
+        let share = 100.0 * idle as f64 / wall as f64;
         let (saving, after) = match cause {
-            Cause::Data => estimate(&Change {
-                remove: &[Act::Data],
-                drop_ops: None,
-                speedup: &|_| 1.0,
-            }),
-            Cause::Io => estimate(&Change {
-                remove: &[Act::Io],
-                drop_ops: None,
-                speedup: &|_| 1.0,
-            }),
-            Cause::Cpu => estimate(&Change {
-                remove: &[Act::Cpu],
-                drop_ops: None,
-                speedup: &|_| 1.0,
-            }),
-            Cause::Memory => estimate(&Change {
-                remove: &[Act::Memory],
-                drop_ops: Some(&i.mem.offload),
-                speedup: &|_| 1.0,
-            }),
-            Cause::Sync => estimate(&Change {
-                remove: &[Act::Sync],
-                drop_ops: None,
-                speedup: &|_| 1.0,
-            }),
-            Cause::Transfer => estimate(&Change {
-                remove: &[Act::Transfer],
-                drop_ops: None,
-                speedup: &|_| 1.0,
-            }),
-            Cause::Launch => estimate(&Change {
-                remove: &[Act::Launch],
-                drop_ops: None,
-                speedup: &|_| 1.0,
-            }),
             // Nothing on the host to remove: at best the idle time itself.
             Cause::Other => (
                 idle,
                 measured_step - (measured_step as f64 * share / 100.0) as Ns,
             ),
+            _ => estimate(of_cause(cause)),
         };
         let sub = top_sub(i.ev, cause);
         let (evidence, fix) = explain(i, cause, sub, idle);
@@ -126,7 +183,12 @@ pub fn build(i: &Inputs) -> Vec<Finding> {
             fix,
         });
     }
-    if let Some(f) = precision_finding(i, wall, measured_step, &estimate) {
+    if let Some(f) = precision_finding(
+        i,
+        wall,
+        measured_step,
+        estimate(i.replays.and_then(|r| r.precision.as_ref())),
+    ) {
         out.push(f);
     }
     out.sort_by(|a, b| {
@@ -135,6 +197,25 @@ pub fn build(i: &Inputs) -> Vec<Finding> {
             .then(b.share_pct.total_cmp(&a.share_pct))
     });
     out
+}
+
+/// The assumed speed-ups of FP32 and TF32 GEMM time when moved to BF16, if
+/// the GPU ran any.
+fn precision_speedups(gpu: &Gpu, busy_by_precision: &[(Precision, Ns)]) -> Option<(f64, f64)> {
+    let get = |p: Precision| {
+        busy_by_precision
+            .iter()
+            .find(|x| x.0 == p)
+            .map_or(0, |x| x.1)
+    };
+    let kernels: Ns = busy_by_precision.iter().map(|x| x.1).sum();
+    if get(Precision::Fp32) + get(Precision::Tf32) == 0 || kernels == 0 {
+        return None;
+    }
+    Some((
+        bf16_speedup(Precision::Fp32, gpu.cc).0,
+        bf16_speedup(Precision::Tf32, gpu.cc).0,
+    ))
 }
 
 fn round2(x: f64) -> f64 {
@@ -208,7 +289,7 @@ fn top_what(i: &Inputs, cause: Cause, n: usize) -> Vec<(String, Ns, u32, u32)> {
                 (label, ns, pi, id)
             })
             .collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1));
+    v.sort_by_key(|x| std::cmp::Reverse(x.1));
     v.truncate(n);
     v
 }
@@ -382,7 +463,7 @@ fn precision_finding(
     i: &Inputs,
     wall: Ns,
     measured_step: Ns,
-    estimate: &dyn Fn(&Change) -> (Ns, Ns),
+    estimate: (Ns, Ns),
 ) -> Option<Finding> {
     let get = |p: Precision| {
         i.busy_by_precision
@@ -398,16 +479,7 @@ fn precision_finding(
     let cc = i.gpu.cc;
     let (s32, why32) = bf16_speedup(Precision::Fp32, cc);
     let (s_tf, why_tf) = bf16_speedup(Precision::Tf32, cc);
-    let speedup = move |p: Precision| match p {
-        Precision::Fp32 => s32,
-        Precision::Tf32 => s_tf,
-        _ => 1.0,
-    };
-    let (mut saving, mut after) = estimate(&Change {
-        remove: &[],
-        drop_ops: None,
-        speedup: &speedup,
-    });
+    let (mut saving, mut after) = estimate;
     if i.att.launcher.is_none() {
         // No replay possible: the GEMM time saved, directly.
         saving = ((fp32 as f64) * (1.0 - 1.0 / s32) + (tf32 as f64) * (1.0 - 1.0 / s_tf)) as Ns;
@@ -417,16 +489,41 @@ fn precision_finding(
     if share < MIN_SHARE_PCT {
         return None;
     }
-    let mut top: HashMap<u32, Ns> = HashMap::new();
-    for s in &i.gpu.streams {
-        for o in &s.ops {
-            if matches!(i.cx.precision.of(o), Precision::Fp32 | Precision::Tf32) {
-                *top.entry(o.name).or_default() += o.dur();
-            }
-        }
-    }
-    let mut top: Vec<(u32, Ns)> = top.into_iter().collect();
-    top.sort_by(|a, b| b.1.cmp(&a.1));
+    // Time per kernel name, in a table by name id.
+    let per_name = i
+        .gpu
+        .streams
+        .par_iter()
+        .flat_map(|s| s.ops.par_chunks(1 << 16))
+        .fold(
+            || vec![0 as Ns; i.cx.tl.strings.len()],
+            |mut acc, ops| {
+                for o in ops {
+                    if matches!(i.cx.precision.of(o), Precision::Fp32 | Precision::Tf32)
+                        && let Some(x) = acc.get_mut(o.name as usize)
+                    {
+                        *x += o.dur();
+                    }
+                }
+                acc
+            },
+        )
+        .reduce(
+            || vec![0 as Ns; i.cx.tl.strings.len()],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        );
+    let mut top: Vec<(u32, Ns)> = per_name
+        .iter()
+        .enumerate()
+        .filter(|(_, ns)| **ns != 0)
+        .map(|(n, ns)| (n as u32, *ns))
+        .collect();
+    top.sort_by_key(|x| std::cmp::Reverse(x.1));
     let names: Vec<&str> = top
         .iter()
         .take(2)

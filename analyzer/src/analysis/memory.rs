@@ -1,9 +1,10 @@
 //! Memory facts: OOM events, allocator churn, offload-style transfers that
 //! recur every step, pageable copies, and peak allocated memory.
 
-use std::collections::{HashMap, HashSet};
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::activity::Act;
+use super::activity::{Act, Sub};
 use super::context::Context;
 use super::types::Steps;
 use crate::model::{CopyKind, GpuOpKind, MemKind, Ns, SpanKind};
@@ -21,7 +22,7 @@ pub struct MemoryFacts {
     pub free_calls: usize,
     pub free_ns: Ns,
     /// Correlation ids of copies that recur every step.
-    pub offload: HashSet<u32>,
+    pub offload: FxHashSet<u32>,
     pub offload_bytes_per_step: u64,
     pub offload_copies_per_step: f64,
     pub pageable_copies: usize,
@@ -39,10 +40,15 @@ pub fn analyze(cx: &Context, steps: &Steps) -> MemoryFacts {
         ..Default::default()
     };
     f.first_oom = tl.ooms.first().map(|o| (o.requested, o.free, o.total));
-    for p in &tl.processes {
-        for t in &p.threads {
-            for s in t
-                .spans
+    // Allocation and free calls in the window.
+    let calls = tl
+        .processes
+        .par_iter()
+        .flat_map(|p| p.threads.par_iter())
+        .flat_map(|t| t.spans.par_chunks(1 << 16))
+        .map(|spans| {
+            let mut c = (0usize, 0 as Ns, 0usize, 0 as Ns);
+            for s in spans
                 .iter()
                 .filter(|s| matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver))
             {
@@ -50,19 +56,24 @@ pub fn analyze(cx: &Context, steps: &Steps) -> MemoryFacts {
                     continue;
                 }
                 if let Some((Act::Memory, sub)) = cx.names.get(s.id) {
-                    if sub == "free" {
-                        f.free_calls += 1;
-                        f.free_ns += s.dur;
+                    if sub == Sub::FREE {
+                        c.2 += 1;
+                        c.3 += s.dur;
                     } else {
-                        f.alloc_calls += 1;
-                        f.alloc_ns += s.dur;
+                        c.0 += 1;
+                        c.1 += s.dur;
                     }
                 }
             }
-        }
-    }
+            c
+        })
+        .reduce(
+            || (0, 0, 0, 0),
+            |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3),
+        );
+    (f.alloc_calls, f.alloc_ns, f.free_calls, f.free_ns) = calls;
     // Recurring same-size copies.
-    let mut by_size: HashMap<(u8, u64), Vec<u32>> = HashMap::new();
+    let mut by_size: FxHashMap<(u8, u64), Vec<u32>> = FxHashMap::default();
     for g in &tl.gpus {
         f.device_memory = f.device_memory.max(g.memory_bytes);
         for s in &g.streams {
@@ -90,7 +101,7 @@ pub fn analyze(cx: &Context, steps: &Steps) -> MemoryFacts {
             .iter()
             .filter(|(_, v)| v.len() * 10 >= n_steps * 8 && v.len() <= n_steps * 8)
             .collect();
-        let kinds: HashSet<u8> = recurring.iter().map(|((k, _), _)| *k).collect();
+        let kinds: FxHashSet<u8> = recurring.iter().map(|((k, _), _)| *k).collect();
         let per_step_copies: f64 =
             recurring.iter().map(|(_, v)| v.len() as f64).sum::<f64>() / n_steps as f64;
         // One recurring copy per step is an input batch; several, or copies in
@@ -108,7 +119,7 @@ pub fn analyze(cx: &Context, steps: &Steps) -> MemoryFacts {
 
 /// Highest sum of live allocations.
 fn peak(g: &crate::model::Gpu) -> u64 {
-    let mut live: HashMap<u64, u64> = HashMap::new();
+    let mut live: FxHashMap<u64, u64> = FxHashMap::default();
     let (mut cur, mut peak) = (0u64, 0u64);
     for m in &g.memory {
         if m.alloc {

@@ -6,12 +6,16 @@ pub mod activity;
 pub mod attribution;
 pub mod busy;
 pub mod context;
+#[cfg(test)]
+mod equivalence;
 pub mod findings;
 pub mod hta;
 pub mod intervals;
 pub mod memory;
 pub mod precision;
 pub mod ranks;
+#[cfg(test)]
+mod reference;
 pub mod steps;
 mod types;
 pub mod whatif;
@@ -22,45 +26,97 @@ use crate::model::{Ns, Timeline};
 
 /// Runs every analysis over one timeline.
 pub fn diagnose(tl: &Timeline) -> Diagnosis {
+    // STALLSCOPE_TIMING=1 also prints when each phase ended, for benchmarks.
+    let t0 = std::time::Instant::now();
+    let timing = std::env::var_os("STALLSCOPE_TIMING").is_some();
+    let lap = |what: &str| {
+        if timing {
+            eprintln!(
+                "timing:   {what} done at {:.3} s",
+                t0.elapsed().as_secs_f64()
+            );
+        }
+    };
     let corr = crate::model::CorrIndex::build(tl);
+    lap("corr");
     let steps = steps::find(tl, &corr);
+    lap("steps");
     let window = analysis_window(tl, &steps);
     let mut cx = context::Context::with_index(tl, window, corr);
+    lap("cx");
     let mem = memory::analyze(&cx, &steps);
     cx.offload = mem.offload.clone();
-    let mut devices = Vec::new();
-    let mut primary: Option<(
-        usize,
-        attribution::GpuAttribution,
-        attribution::Evidence,
-        Vec<_>,
-    )> = None;
+    lap("mem");
+    // The GPU the findings are about: the first with the most ops.
+    let active: Vec<bool> = tl
+        .gpus
+        .iter()
+        .map(|g| busy::active_window(g).is_some())
+        .collect();
+    let mut primary_gpu: Option<usize> = None;
     for (gi, g) in tl.gpus.iter().enumerate() {
-        if busy::active_window(g).is_none() {
+        if active[gi] && primary_gpu.is_none_or(|p| tl.gpus[p].op_count() < g.op_count()) {
+            primary_gpu = Some(gi);
+        }
+    }
+    let mut devices = Vec::new();
+    let mut primary = None;
+    for (gi, g) in tl.gpus.iter().enumerate() {
+        if !active[gi] {
             continue;
         }
+        let launcher = attribution::main_launcher(&cx, g);
+        lap("launcher");
+        // The launching thread's segments (attribution and replay read them)
+        // next to the GPU side of the replay, then attribution next to the
+        // replay's host side.
+        let is_primary = primary_gpu == Some(gi) && launcher.is_some();
+        let (_, (scan, by_prec)) = rayon::join(
+            || launcher.map(|l| cx.segments(l)),
+            || {
+                let scan = is_primary.then(|| whatif::Replay::scan(&cx, g));
+                lap("replay-scan");
+                (
+                    scan,
+                    busy::busy_by_precision(g, &cx.precision, window.0, window.1),
+                )
+            },
+        );
+        lap("segs+prec");
         let mut ev = attribution::Evidence::default();
-        let att = attribution::attribute(&cx, g, &mut ev);
-        let by_prec = busy::busy_by_precision(g, &cx.precision, window.0, window.1);
+        let marks = findings::step_marks(&steps, window);
+        let (mut att, replays) = rayon::join(
+            || {
+                let a = attribution::attribute_with(&cx, g, launcher, &mut ev);
+                lap("attr");
+                a
+            },
+            || match (scan, launcher) {
+                (Some(s), Some(l)) => {
+                    let r = s.finish(&cx, l);
+                    let rs = findings::Replays::run(&r, &marks, g, &by_prec);
+                    lap("replays");
+                    Some(rs)
+                }
+                _ => None,
+            },
+        );
         devices.push(DeviceDiagnosis {
             gpu: g.id,
             window: att.window,
             busy_ns: att.busy_ns,
             idle_ns: (att.window.1 - att.window.0) - att.busy_ns,
-            gaps: att.gaps.clone(),
+            // The findings need the totals only.
+            gaps: std::mem::take(&mut att.gaps),
             idle_by_cause: att.idle_by_cause,
             busy_by_precision: by_prec.clone(),
         });
-        let ops = g.op_count();
-        if primary
-            .as_ref()
-            .is_none_or(|p| tl.gpus[p.0].op_count() < ops)
-        {
-            primary = Some((gi, att, ev, by_prec));
+        if primary_gpu == Some(gi) {
+            primary = Some((gi, att, ev, by_prec, replays));
         }
     }
     let findings = match &primary {
-        Some((gi, att, ev, by_prec)) => findings::build(&findings::Inputs {
+        Some((gi, att, ev, by_prec, replays)) => findings::build(&findings::Inputs {
             cx: &cx,
             gpu: &tl.gpus[*gi],
             att,
@@ -68,9 +124,11 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             mem: &mem,
             steps: &steps,
             busy_by_precision: by_prec,
+            replays: replays.as_ref(),
         }),
         None => Vec::new(),
     };
+    lap("findings");
     Diagnosis {
         window,
         steps,

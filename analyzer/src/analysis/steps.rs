@@ -1,7 +1,8 @@
 //! Training steps: from PyTorch's ProfilerStep ranges, else from another range
 //! that repeats once per iteration, else from the period of the GPU work.
 
-use std::collections::HashMap;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::types::{Step, StepSource, Steps};
 use crate::model::{CorrIndex, GpuOpKind, Ns, SpanKind, StrId, Timeline};
@@ -83,11 +84,15 @@ fn profiler_steps(tl: &Timeline) -> Option<Vec<(Ns, Ns)>> {
         for t in &p.threads {
             let r: Vec<(Ns, Ns)> = t
                 .spans
-                .iter()
-                .filter(|s| {
-                    s.kind.is_named() && is_step.get(s.id as usize).copied().unwrap_or(false)
+                .par_chunks(1 << 16)
+                .flat_map_iter(|c| {
+                    c.iter()
+                        .filter(|s| {
+                            s.kind.is_named()
+                                && is_step.get(s.id as usize).copied().unwrap_or(false)
+                        })
+                        .map(|s| (s.ts, s.end()))
                 })
-                .map(|s| (s.ts, s.end()))
                 .collect();
             if !r.is_empty() && best.as_ref().is_none_or(|b| r.len() > b.len()) {
                 best = Some(r);
@@ -105,7 +110,7 @@ fn repeating_range(tl: &Timeline) -> Option<(String, Vec<(Ns, Ns)>)> {
     let mut best: Option<((bool, i64), StrId, Vec<Ns>)> = None;
     for p in &tl.processes {
         for t in &p.threads {
-            let mut by_name: HashMap<StrId, Vec<(Ns, Ns)>> = HashMap::new();
+            let mut by_name: FxHashMap<StrId, Vec<(Ns, Ns)>> = FxHashMap::default();
             for s in t
                 .spans
                 .iter()
@@ -167,7 +172,8 @@ fn periodic_gpu_work(tl: &Timeline, corr: &CorrIndex) -> Option<(String, Vec<(Ns
             .min()?,
         g.streams.iter().flat_map(|s| &s.ops).map(|o| o.end).max()?,
     );
-    let mut by_name: HashMap<StrId, Vec<Ns>> = HashMap::new();
+    // Launch times per kernel name, in a table by name id.
+    let mut by_name: Vec<Vec<Ns>> = vec![Vec::new(); tl.strings.len()];
     for s in &g.streams {
         for o in s.ops.iter().filter(|o| o.kind == GpuOpKind::Kernel) {
             let t = corr
@@ -178,9 +184,15 @@ fn periodic_gpu_work(tl: &Timeline, corr: &CorrIndex) -> Option<(String, Vec<(Ns
                         .ts
                 })
                 .unwrap_or(o.start);
-            by_name.entry(o.name).or_default().push(t);
+            if let Some(v) = by_name.get_mut(o.name as usize) {
+                v.push(t);
+            }
         }
     }
+    let by_name = by_name
+        .into_iter()
+        .enumerate()
+        .map(|(n, v)| (n as StrId, v));
     let mut best: Option<(f64, usize, StrId, Vec<Ns>)> = None;
     for (name, mut ts) in by_name {
         if ts.len() < 3 {

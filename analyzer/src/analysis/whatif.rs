@@ -7,132 +7,379 @@
 //!
 //! The estimate is the measured step time scaled by (replay with the change /
 //! replay without it), so the replay's own simplifications largely cancel.
+//!
+//! A replay walks tens of millions of ops, so it keeps no per-op table: ops are
+//! read from the streams in launch order (each stream is in launch order
+//! already, so this is a merge), and several changes are replayed in one walk,
+//! each in its own lane.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 
-use super::activity::{Act, Seg};
-use super::context::{Context, ThreadRef};
-use crate::model::{Gpu, GpuOp, Ns, Precision};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use super::activity::{Act, Seg, Sub};
+use super::busy::PrecisionMap;
+use super::context::{Context, ThreadRef, clip};
+use crate::model::{Gpu, GpuOp, HostSpan, Ns, Precision};
 
 /// A sync call costs at least this much even when nothing is left to wait for.
 const SYNC_FLOOR_NS: Ns = 5_000;
 /// Launch latency counted per op, at most.
 const MAX_LATENCY_NS: Ns = 1_000_000;
-
-struct OpInfo {
-    /// Index of the stream in the GPU's list.
-    stream: u32,
-    orig_start: Ns,
-    orig_end: Ns,
-    /// An op on another stream this one waited for (an event or collective).
-    dep: Option<usize>,
-    /// When the launching call happened, on the original host clock.
-    anchor: Ns,
-    /// Time from the launch call to the start, beyond queueing behind its stream.
-    latency: Ns,
-    dur: Ns,
-    corr: u32,
-    precision: Precision,
-}
+/// Dependency detection: how close an op's start must follow another's end.
+const DEP_EPS_NS: Ns = 50_000;
 
 /// A change to replay.
 pub struct Change<'a> {
     /// Host activities of the launching thread that take no time.
     pub remove: &'a [Act],
-    /// Copies to drop entirely (offload).
-    pub drop_ops: Option<&'a std::collections::HashSet<u32>>,
+    /// Drop the offload copies (`Context::offload`) entirely.
+    pub drop_offload: bool,
     /// Kernel time divisor per precision class (1.0 = unchanged).
-    pub speedup: &'a dyn Fn(Precision) -> f64,
+    pub speedup: &'a (dyn Fn(Precision) -> f64 + Sync),
 }
 
 impl Change<'_> {
     pub fn none() -> Change<'static> {
         Change {
             remove: &[],
-            drop_ops: None,
+            drop_offload: false,
             speedup: &|_| 1.0,
         }
     }
 }
 
-pub struct Replay {
-    streams: usize,
-    segs: Vec<Seg>,
-    ops: Vec<OpInfo>,
-    window: (Ns, Ns),
+/// Extra facts about a few ops, by position in their stream's window.
+#[derive(Debug, Clone, Copy)]
+struct Special {
+    pos: u32,
+    /// Slot of the op this one waits for (`NONE` if none).
+    dep: u32,
+    /// Slot where this op's new end is kept for others (`NONE` if none).
+    target: u32,
+    /// An offload copy.
+    offload: bool,
 }
 
-impl Replay {
+const NONE: u32 = u32::MAX;
+
+/// Launch codes: an op without a launch call, and one whose launch time is
+/// in `StreamOps::escapes`; any other code is the time since the previous
+/// op's launch call.
+const NO_LAUNCH: u32 = u32::MAX;
+const ESCAPE: u32 = u32::MAX - 1;
+
+/// The ops of one stream in the window. The replay reads the model's ops
+/// directly; what it would have to look up per op and walk (the launch call's
+/// time, through the correlation id) is kept here, four bytes per op.
+struct StreamOps<'a> {
+    ops: &'a [GpuOp],
+    /// The model's range holding the in-window ops.
+    lo: usize,
+    hi: usize,
+    /// Latest end of the ops before `lo`.
+    prev_end: Ns,
+    /// Every op of [lo, hi) is in the window.
+    all_in: bool,
+    /// Per in-window op, in stream order: its launch code.
+    launch: Vec<u32>,
+    /// (position, launch time) for `ESCAPE` codes.
+    escapes: Vec<(u32, Ns)>,
+    /// Sorted by position.
+    special: Vec<Special>,
+}
+
+/// An op in replay order.
+#[derive(Debug, Clone, Copy)]
+struct OpView {
+    stream: u32,
+    /// Index in the model's stream, and position among the in-window ops.
+    idx: u32,
+    pos: u32,
+    anchor: Ns,
+    latency: Ns,
+}
+
+/// What one pass over a stream finds.
+struct StreamScan<'a> {
+    ops: StreamOps<'a>,
+    /// Model indices of the in-window ops, when some op of [lo, hi) is not.
+    win_idx: Option<Vec<u32>>,
+    /// The dependency search order ((start, launch) order) when it is not
+    /// the stream's own: model indices.
+    dep_list: Option<Vec<u32>>,
+    /// Launches never go back along the stream.
+    in_order: bool,
+    /// Model indices of ops that started later than their launch and stream
+    /// allowed.
+    late: Vec<u32>,
+    /// Launch calls in the window, per thread of `corr.threads()`: bit sets
+    /// over the thread's spans.
+    launched: Vec<Vec<u64>>,
+}
+
+pub struct Replay<'a> {
+    window: (Ns, Ns),
+    /// The critical host timeline: stretches of threads' segments.
+    stretches: Vec<(Arc<Vec<Seg>>, Ns, Ns)>,
+    streams: Vec<StreamOps<'a>>,
+    /// Launch order, when some stream's ops are not in launch order (rare):
+    /// every op, sorted.
+    order: Option<Vec<OpView>>,
+    slots: usize,
+    precision: &'a PrecisionMap,
+}
+
+impl<'a> Replay<'a> {
     /// The host side of the replay is the critical host timeline: between two
     /// consecutive launches, the activity of the thread that launched the
     /// second one (PyTorch launches backward kernels from its autograd thread
     /// and forward kernels from the Python thread, so neither alone is the
     /// critical path).
-    pub fn new(cx: &Context, g: &Gpu, launcher: ThreadRef) -> Replay {
+    pub fn new(cx: &'a Context, g: &'a Gpu, launcher: ThreadRef) -> Replay<'a> {
+        Replay::scan(cx, g).finish(cx, launcher)
+    }
+
+    /// The GPU side of `new`, which needs no host segments (so it can run
+    /// while they are computed).
+    pub fn scan(cx: &'a Context, g: &'a Gpu) -> ReplayScan<'a> {
         let (w0, w1) = cx.window;
-        let mut launches: Vec<(Ns, ThreadRef)> = g
-            .streams
+        let spans: Vec<&[HostSpan]> = cx
+            .corr
+            .threads()
             .iter()
-            .flat_map(|s| s.ops.iter())
-            .filter_map(|o| cx.launch_of(o).map(|(r, span)| (span.ts, r)))
-            .filter(|&(t, _)| t >= w0 && t < w1)
+            .map(|&(p, t)| &cx.tl.processes[p as usize].threads[t as usize].spans[..])
             .collect();
-        launches.sort_unstable();
-        let mut segs: Vec<Seg> = Vec::new();
-        let mut from = w0;
-        // Consecutive launches from one thread form one stretch of its timeline.
-        let mut k = 0;
-        while k < launches.len() {
-            let r = launches[k].1;
-            while k + 1 < launches.len() && launches[k + 1].1 == r {
-                k += 1;
+        let scans: Vec<StreamScan> = g
+            .streams
+            .par_iter()
+            .map(|s| scan_stream(cx, &spans, &s.ops))
+            .collect();
+
+        // Dependencies: the op of another stream that ended closest before.
+        let pos_of = |sc: &StreamScan, idx: u32| -> u32 {
+            match &sc.win_idx {
+                None => idx - sc.ops.lo as u32,
+                Some(w) => w.binary_search(&idx).map_or(NONE, |p| p as u32),
             }
-            let t = launches[k].0;
-            if t > from {
-                cx.extend_segments(r, from, t, &mut segs);
-                from = t;
+        };
+        let mut deps: Vec<((u32, u32), (u32, u32))> = Vec::new();
+        for (si, sc) in scans.iter().enumerate() {
+            for &i in &sc.late {
+                let start = g.streams[si].ops[i as usize].start;
+                let mut best: Option<(Ns, (u32, u32))> = None;
+                for (oi, other) in scans.iter().enumerate() {
+                    if oi == si {
+                        continue;
+                    }
+                    let ops = &g.streams[oi].ops;
+                    let found = match &other.dep_list {
+                        None => {
+                            let win = &ops[other.ops.lo..other.ops.hi];
+                            let j = win.partition_point(|a| a.end <= start);
+                            j.checked_sub(1).map(|j| (other.ops.lo + j) as u32)
+                        }
+                        Some(list) => {
+                            let j = list.partition_point(|&a| ops[a as usize].end <= start);
+                            j.checked_sub(1).map(|j| list[j])
+                        }
+                    };
+                    if let Some(a) = found {
+                        let gap = start - ops[a as usize].end;
+                        if gap <= DEP_EPS_NS && best.is_none_or(|x| gap < x.0) {
+                            best = Some((gap, (oi as u32, a)));
+                        }
+                    }
+                }
+                if let Some((_, (oi, a))) = best {
+                    deps.push((
+                        (si as u32, pos_of(sc, i)),
+                        (oi, pos_of(&scans[oi as usize], a)),
+                    ));
+                }
             }
-            k += 1;
         }
-        if from < w1 {
-            cx.extend_segments(launcher, from, w1, &mut segs);
+        let mut specials: FxHashMap<(u32, u32), Special> = FxHashMap::default();
+        let blank = |pos: u32| Special {
+            pos,
+            dep: NONE,
+            target: NONE,
+            offload: false,
+        };
+        let mut slots = 0;
+        for (b, a) in deps {
+            let target = specials.entry(a).or_insert_with(|| blank(a.1));
+            if target.target == NONE {
+                target.target = slots as u32;
+                slots += 1;
+            }
+            let slot = target.target;
+            specials.entry(b).or_insert_with(|| blank(b.1)).dep = slot;
         }
-        let mut ops = Vec::new();
-        for (si, s) in g.streams.iter().enumerate() {
-            let mut prev_end = Ns::MIN;
-            for o in &s.ops {
-                if o.end <= w0 || o.start >= w1 {
-                    prev_end = prev_end.max(o.end);
+        let in_order = scans.iter().all(|s| s.in_order);
+        let mut launched: Vec<Vec<u64>> = vec![Vec::new(); spans.len()];
+        let mut streams: Vec<StreamOps> = Vec::with_capacity(scans.len());
+        for (si, sc) in scans.into_iter().enumerate() {
+            for (t, bits) in sc.launched.into_iter().enumerate() {
+                if bits.is_empty() {
                     continue;
                 }
-                let (anchor, latency) = match cx.launch_of(o) {
-                    Some((_, span)) => {
-                        let ready = span.ts.max(prev_end);
-                        (span.ts, (o.start - ready).clamp(0, MAX_LATENCY_NS))
+                if launched[t].is_empty() {
+                    launched[t] = bits;
+                } else {
+                    for (x, y) in launched[t].iter_mut().zip(bits) {
+                        *x |= y;
                     }
-                    None => (o.start, 0),
-                };
-                ops.push(OpInfo {
-                    stream: si as u32,
-                    orig_start: o.start,
-                    orig_end: o.end,
-                    dep: None,
-                    anchor: anchor.max(w0),
-                    latency,
-                    dur: o.dur(),
-                    corr: o.corr,
-                    precision: cx.precision.of(o),
-                });
-                prev_end = prev_end.max(o.end);
+                }
+            }
+            let mut so = sc.ops;
+            for sp in &so.special {
+                specials
+                    .entry((si as u32, sp.pos))
+                    .or_insert_with(|| blank(sp.pos))
+                    .offload = true;
+            }
+            so.special.clear();
+            streams.push(so);
+        }
+        for ((si, pos), sp) in specials {
+            if pos != NONE {
+                streams[si as usize].special.push(sp);
             }
         }
-        ops.sort_by_key(|o| o.anchor);
-        find_dependencies(&mut ops);
-        Replay {
-            segs,
-            ops,
+        for so in &mut streams {
+            so.special.sort_by_key(|x| x.pos);
+        }
+        let order = (!in_order).then(|| {
+            // A stable sort of all ops, stream after stream, by launch.
+            let mut v: Vec<OpView> = Vec::new();
+            for (si, so) in streams.iter().enumerate() {
+                let mut c = Cursor::new(so);
+                while let Some(o) = c.advance(so, si, (w0, w1)) {
+                    v.push(o);
+                }
+            }
+            v.sort_by_key(|o| o.anchor);
+            v
+        });
+
+        ReplayScan {
             window: (w0, w1),
-            streams: g.streams.len(),
+            streams,
+            order,
+            slots,
+            launched,
+            spans,
+            precision: &cx.precision,
+        }
+    }
+}
+
+/// `Replay::scan`'s result.
+pub struct ReplayScan<'a> {
+    window: (Ns, Ns),
+    streams: Vec<StreamOps<'a>>,
+    order: Option<Vec<OpView>>,
+    slots: usize,
+    launched: Vec<Vec<u64>>,
+    spans: Vec<&'a [HostSpan]>,
+    precision: &'a PrecisionMap,
+}
+
+impl<'a> ReplayScan<'a> {
+    /// The host side: the critical host timeline.
+    pub fn finish(self, cx: &Context, launcher: ThreadRef) -> Replay<'a> {
+        let (w0, w1) = self.window;
+        let (launched, spans) = (&self.launched, &self.spans);
+        // Consecutive launches from one thread form one stretch of its
+        // timeline (launch calls in time order, thread order on ties).
+        let mut stretches = Vec::new();
+        let mut from = w0;
+        let next_bit = |bits: &[u64], mut i: usize| -> Option<usize> {
+            while i / 64 < bits.len() {
+                let w = bits[i / 64] >> (i % 64);
+                if w != 0 {
+                    return Some(i + w.trailing_zeros() as usize);
+                }
+                i = (i / 64 + 1) * 64;
+            }
+            None
+        };
+        let mut cursors: Vec<(usize, usize)> = launched
+            .iter()
+            .enumerate()
+            .filter_map(|(t, b)| next_bit(b, 0).map(|i| (t, i)))
+            .collect();
+        let mut current: Option<(usize, Ns)> = None;
+        let close = |current: Option<(usize, Ns)>, from: &mut Ns, stretches: &mut Vec<_>| {
+            if let Some((ct, cts)) = current
+                && cts > *from
+            {
+                stretches.push((cx.segments(cx.corr.threads()[ct]), *from, cts));
+                *from = cts;
+            }
+        };
+        loop {
+            // The earliest next launch; the first thread on ties.
+            let mut best: Option<(usize, Ns)> = None;
+            for (k, &(t, i)) in cursors.iter().enumerate() {
+                let ts = spans[t][i].ts;
+                if best.is_none_or(|b| ts < b.1) {
+                    best = Some((k, ts));
+                }
+            }
+            let Some((k, ts)) = best else { break };
+            let t = cursors[k].0;
+            if current.is_some_and(|c| c.0 != t) {
+                close(current, &mut from, &mut stretches);
+            }
+            current = Some((t, ts));
+            match next_bit(&launched[t], cursors[k].1 + 1) {
+                Some(i) => cursors[k].1 = i,
+                None => {
+                    cursors.remove(k);
+                }
+            }
+        }
+        close(current, &mut from, &mut stretches);
+        if from < w1 {
+            stretches.push((cx.segments(launcher), from, w1));
+        }
+        Replay {
+            window: (w0, w1),
+            stretches,
+            streams: self.streams,
+            order: self.order,
+            slots: self.slots,
+            precision: self.precision,
+        }
+    }
+}
+
+impl Replay<'_> {
+    /// A test for whether removing activities `acts` (and, with `offload`,
+    /// dropping the offload copies) changes anything: whether any of them is
+    /// on the critical host timeline (launch time inside merged CPU segments
+    /// counts for `Launch`).
+    pub fn present(&self) -> impl Fn(&[Act], bool) -> bool + use<> {
+        let mut seen = [false; 8];
+        let mut launch_in_cpu = false;
+        for (segs, from, to) in &self.stretches {
+            for s in clip(segs, *from, *to) {
+                seen[act_index(s.act)] = true;
+                launch_in_cpu |= s.act == Act::Cpu && s.launch_ns > 0;
+            }
+        }
+        let offload = self
+            .streams
+            .iter()
+            .any(|s| s.special.iter().any(|x| x.offload));
+        move |acts: &[Act], drop_offload: bool| {
+            (drop_offload && offload)
+                || acts
+                    .iter()
+                    .any(|&a| seen[act_index(a)] || (a == Act::Launch && launch_in_cpu))
         }
     }
 
@@ -141,118 +388,512 @@ impl Replay {
     /// new time also waits for the GPU work launched before it, so a host that
     /// runs ahead of the GPU does not look faster than the GPU allows.
     pub fn run(&self, change: &Change, marks: &[Ns]) -> (Vec<Ns>, Ns) {
+        self.run_all(&[change], marks).pop().expect("one lane")
+    }
+
+    /// `run` for several changes, in one walk over the ops.
+    pub fn run_all(&self, changes: &[&Change], marks: &[Ns]) -> Vec<(Vec<Ns>, Ns)> {
         let (w0, w1) = self.window;
-        let mut h = w0;
-        let mut stream_free: Vec<Ns> = vec![w0; self.streams];
-        let mut new_end: Vec<Ns> = vec![Ns::MIN; self.ops.len()];
-        let mut done = w0;
-        let mut out = Vec::with_capacity(marks.len());
-        let (mut oi, mut mi) = (0, 0);
-        let mut schedule = |i: usize, at: Ns, done: &mut Ns| {
-            let op = &self.ops[i];
-            let free = stream_free[op.stream as usize];
-            let after_dep = op.dep.map_or(Ns::MIN, |d| new_end[d]);
-            let start = (at + op.latency).max(free).max(after_dep);
-            let dur = if change.drop_ops.is_some_and(|d| d.contains(&op.corr)) {
-                0
-            } else {
-                (op.dur as f64 / (change.speedup)(op.precision).max(1e-9)) as Ns
-            };
-            stream_free[op.stream as usize] = start + dur;
-            new_end[i] = start + dur;
-            *done = (*done).max(start + dur);
-        };
-        for s in &self.segs {
-            let removed = change.remove.contains(&s.act);
-            let len = (s.end - s.start).max(1) as f64;
-            let scale = if removed {
-                // A merged CPU segment keeps its launch calls unless those go too.
-                if s.act == Act::Cpu && !change.remove.contains(&Act::Launch) {
-                    s.launch_ns as f64 / len
-                } else {
-                    0.0
+        let mut lanes: Vec<Lane> = changes
+            .iter()
+            .map(|c| Lane::new(c, w0, self.streams.len(), self.slots, marks.len()))
+            .collect();
+        let need_precision = lanes.iter().any(|l| !l.speed_identity);
+        let mut ops = OpSource::new(self);
+        let mut next = ops.next(self);
+        let mut mi = 0;
+        for (segs, from, to) in &self.stretches {
+            for s in clip(segs, *from, *to) {
+                for l in &mut lanes {
+                    l.enter(&s);
                 }
-            } else if s.act == Act::Cpu && change.remove.contains(&Act::Launch) {
-                1.0 - s.launch_ns as f64 / len
-            } else {
-                1.0
-            };
-            let seg_start_new = h;
-            // Ops and marks inside this segment, mapped onto the new clock.
-            loop {
-                let next_op = self.ops.get(oi).map(|o| o.anchor).filter(|&t| t < s.end);
-                let next_mark = marks.get(mi).copied().filter(|&t| t < s.end);
-                match (next_op, next_mark) {
-                    (Some(t), m) if m.is_none_or(|m| t < m) => {
-                        let at = seg_start_new + ((t - s.start).max(0) as f64 * scale) as Ns;
-                        schedule(oi, at, &mut done);
-                        oi += 1;
+                // Ops and marks inside this segment, mapped onto the new clocks.
+                loop {
+                    let op_t = next.map(|o| o.anchor).filter(|&t| t < s.end);
+                    let mark_t = marks.get(mi).copied().filter(|&t| t < s.end);
+                    match (op_t, mark_t) {
+                        (Some(t), m) if m.is_none_or(|m| t < m) => {
+                            let op = ops.facts(self, next.expect("some"), need_precision);
+                            for l in &mut lanes {
+                                let at = l.seg_start_new + l.scaled(t - s.start);
+                                l.schedule(&op, at);
+                            }
+                            next = ops.next(self);
+                        }
+                        (_, Some(t)) => {
+                            for l in &mut lanes {
+                                let at = l.seg_start_new + l.scaled(t - s.start);
+                                l.out.push(at.max(l.done));
+                            }
+                            mi += 1;
+                        }
+                        _ => break,
                     }
-                    (_, Some(t)) => {
-                        let at = seg_start_new + ((t - s.start).max(0) as f64 * scale) as Ns;
-                        out.push(at.max(done));
-                        mi += 1;
-                    }
-                    _ => break,
+                }
+                for l in &mut lanes {
+                    l.leave(&s);
                 }
             }
-            h = if s.act == Act::Sync && !removed {
-                // Waits for everything launched so far, no longer.
-                (h + SYNC_FLOOR_NS.min(s.end - s.start)).max(done)
-            } else if s.act == Act::Data && !removed && s.sub != "main-process" {
-                // Producers run on their own: the batch arrives when it arrived,
-                // however early the consumer starts waiting.
-                h.max(s.end)
-            } else {
-                h + (len * scale) as Ns
-            };
         }
-        for i in oi..self.ops.len() {
-            let at = h + (self.ops[i].anchor - w1).max(0);
-            schedule(i, at, &mut done);
+        while let Some(o) = next {
+            let op = ops.facts(self, o, need_precision);
+            for l in &mut lanes {
+                let at = l.h + (o.anchor - w1).max(0);
+                l.schedule(&op, at);
+            }
+            next = ops.next(self);
         }
-        while mi < marks.len() {
-            out.push(h.max(done));
-            mi += 1;
-        }
-        (out, h.max(done))
+        lanes
+            .into_iter()
+            .map(|mut l| {
+                while l.out.len() < marks.len() {
+                    l.out.push(l.h.max(l.done));
+                }
+                let end = l.h.max(l.done);
+                (l.out, end)
+            })
+            .collect()
     }
 }
 
-/// An op that started right after an op of another stream ended, later than
-/// its own launch and stream allowed, waited for it (cudaStreamWaitEvent,
-/// collectives). The replay keeps that edge.
-fn find_dependencies(ops: &mut [OpInfo]) {
-    const EPS: Ns = 50_000;
-    let mut by_stream: HashMap<u32, Vec<usize>> = HashMap::new();
+/// One pass over a stream's ops: the window's range, launch times and
+/// latencies, the ops that may wait on another stream, and which launch
+/// calls fall in the window.
+fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> StreamScan<'a> {
+    let (w0, w1) = cx.window;
+    let mut launched: Vec<Vec<u64>> = vec![Vec::new(); spans.len()];
+    let mut lo = 0;
+    let mut prev_end = Ns::MIN;
+    while lo < ops.len() && ops[lo].end <= w0 {
+        prev_end = prev_end.max(ops[lo].end);
+        lo += 1;
+    }
+    let hi = lo + ops[lo..].partition_point(|o| o.start < w1);
+    let mut out = StreamOps {
+        ops,
+        lo,
+        hi,
+        prev_end,
+        all_in: true,
+        launch: Vec::with_capacity(hi - lo),
+        escapes: Vec::new(),
+        special: Vec::new(),
+    };
+    // Model indices of the in-window ops, once one of [lo, hi) is not.
+    let mut win_idx: Vec<u32> = Vec::new();
+    // Ops starting together are in launch order (the dependency search
+    // order is then the stream's own).
+    let mut ties_in_order = true;
+    let mut in_order = true;
+    let mut late = Vec::new();
+    // (start, end, launch) of the previous in-window op.
+    let mut last: Option<(Ns, Ns, Ns)> = None;
+    let mut prev_ts: Ns = 0;
+    let check_offload = !cx.offload.is_empty();
     for (i, o) in ops.iter().enumerate() {
-        by_stream.entry(o.stream).or_default().push(i);
+        let launch = cx.corr.get_raw(o.corr);
+        let launch_ts = launch.map(|(t, s)| spans[t as usize][s as usize].ts);
+        if let (Some((t, si)), Some(ts)) = (launch, launch_ts)
+            && ts >= w0
+            && ts < w1
+        {
+            let bits = &mut launched[t as usize];
+            if bits.is_empty() {
+                bits.resize(spans[t as usize].len().div_ceil(64), 0);
+            }
+            bits[si as usize / 64] |= 1 << (si % 64);
+        }
+        if i < lo || i >= hi {
+            continue;
+        }
+        if o.end <= w0 || o.start >= w1 {
+            prev_end = prev_end.max(o.end);
+            if out.all_in {
+                win_idx.extend(lo as u32..i as u32);
+                out.all_in = false;
+            }
+            continue;
+        }
+        if !out.all_in {
+            win_idx.push(i as u32);
+        }
+        let pos = out.launch.len() as u32;
+        out.launch.push(match launch_ts {
+            None => NO_LAUNCH,
+            Some(ts) => {
+                let d = ts.wrapping_sub(prev_ts);
+                prev_ts = ts;
+                if (0..ESCAPE as Ns).contains(&d) {
+                    d as u32
+                } else {
+                    out.escapes.push((pos, ts));
+                    ESCAPE
+                }
+            }
+        });
+        let (anchor, latency) = anchor_latency(o, prev_end, w0, launch_ts);
+        prev_end = prev_end.max(o.end);
+        if let Some((ps, pe, pa)) = last {
+            in_order &= anchor >= pa;
+            ties_in_order &= !(o.start == ps && anchor < pa);
+            if o.start > (anchor + latency).max(pe) + DEP_EPS_NS / 2 {
+                late.push(i as u32);
+            }
+        } else if o.start > anchor + latency + DEP_EPS_NS / 2 {
+            late.push(i as u32);
+        }
+        last = Some((o.start, o.end, anchor));
+        if check_offload && cx.offload.contains(&o.corr) {
+            // Marked here, moved into the stream's specials by the caller.
+            out.special.push(Special {
+                pos,
+                dep: NONE,
+                target: NONE,
+                offload: true,
+            });
+        }
     }
-    for v in by_stream.values_mut() {
-        v.sort_by_key(|&i| ops[i].orig_start);
+    let mut dep_list = None;
+    if !out.all_in || !ties_in_order {
+        // The dependency list is the stream's in-window ops in (start,
+        // launch) order, stream order on ties: check it again.
+        late.clear();
+        let mut v: Vec<(Ns, Ns, Ns, u32)> = Vec::with_capacity(out.launch.len());
+        let mut c = Cursor::new(&out);
+        while let Some(o) = c.advance(&out, 0, (w0, w1)) {
+            v.push((ops[o.idx as usize].start, o.anchor, o.latency, o.idx));
+        }
+        v.sort_by_key(|x| (x.0, x.1, x.3));
+        let mut pe = Ns::MIN;
+        for &(start, anchor, latency, i) in &v {
+            if start > (anchor + latency).max(pe) + DEP_EPS_NS / 2 {
+                late.push(i);
+            }
+            pe = ops[i as usize].end;
+        }
+        dep_list = Some(v.iter().map(|x| x.3).collect());
     }
-    for (&stream, list) in &by_stream {
-        for (k, &b) in list.iter().enumerate() {
-            let prev_end = k.checked_sub(1).map_or(Ns::MIN, |p| ops[list[p]].orig_end);
-            let own_ready = (ops[b].anchor + ops[b].latency).max(prev_end);
-            if ops[b].orig_start <= own_ready + EPS / 2 {
+    StreamScan {
+        win_idx: (!out.all_in).then_some(win_idx),
+        ops: out,
+        dep_list,
+        in_order,
+        late,
+        launched,
+    }
+}
+
+#[inline]
+fn anchor_latency(o: &GpuOp, prev_end: Ns, w0: Ns, launch_ts: Option<Ns>) -> (Ns, Ns) {
+    let (anchor, latency) = match launch_ts {
+        Some(ts) => {
+            let ready = ts.max(prev_end);
+            (ts, (o.start - ready).clamp(0, MAX_LATENCY_NS))
+        }
+        None => (o.start, 0),
+    };
+    (anchor.max(w0), latency)
+}
+
+/// Reads one stream's in-window ops in order.
+#[derive(Debug, Clone)]
+struct Cursor {
+    /// Next model index, and next position.
+    i: usize,
+    pos: u32,
+    /// The previous launch time, and the ops' latest end so far.
+    prev_ts: Ns,
+    prev_end: Ns,
+    /// Next escape and next special.
+    esc: usize,
+    spec: usize,
+}
+
+impl Cursor {
+    fn new(so: &StreamOps) -> Cursor {
+        Cursor {
+            i: so.lo,
+            pos: 0,
+            prev_ts: 0,
+            prev_end: so.prev_end,
+            esc: 0,
+            spec: 0,
+        }
+    }
+
+    #[inline]
+    fn advance(&mut self, so: &StreamOps, si: usize, (w0, w1): (Ns, Ns)) -> Option<OpView> {
+        while self.i < so.hi {
+            let i = self.i;
+            let o = &so.ops[i];
+            self.i += 1;
+            if !so.all_in && (o.end <= w0 || o.start >= w1) {
+                self.prev_end = self.prev_end.max(o.end);
                 continue;
             }
-            let mut best: Option<(Ns, usize)> = None;
-            for (&other, olist) in &by_stream {
-                if other == stream {
-                    continue;
-                }
-                let j = olist.partition_point(|&a| ops[a].orig_end <= ops[b].orig_start);
-                if let Some(&a) = j.checked_sub(1).map(|j| &olist[j]) {
-                    let gap = ops[b].orig_start - ops[a].orig_end;
-                    if gap <= EPS && best.is_none_or(|x| gap < x.0) {
-                        best = Some((gap, a));
+            let pos = self.pos;
+            self.pos += 1;
+            let launch_ts = match so.launch[pos as usize] {
+                NO_LAUNCH => None,
+                ESCAPE => {
+                    while so.escapes[self.esc].0 < pos {
+                        self.esc += 1;
                     }
+                    self.prev_ts = so.escapes[self.esc].1;
+                    Some(self.prev_ts)
                 }
-            }
-            ops[b].dep = best.map(|x| x.1);
+                d => {
+                    self.prev_ts += d as Ns;
+                    Some(self.prev_ts)
+                }
+            };
+            let (anchor, latency) = anchor_latency(o, self.prev_end, w0, launch_ts);
+            self.prev_end = self.prev_end.max(o.end);
+            return Some(OpView {
+                stream: si as u32,
+                idx: i as u32,
+                pos,
+                anchor,
+                latency,
+            });
         }
+        None
+    }
+}
+
+/// What a lane needs of an op.
+struct OpFacts {
+    stream: usize,
+    latency: Ns,
+    dur: Ns,
+    precision: usize,
+    special: Option<Special>,
+}
+
+/// Ops in replay order: merged from the streams, or from the sorted list.
+struct OpSource {
+    cursors: Vec<Cursor>,
+    /// Each stream's next op.
+    heads: Vec<Option<OpView>>,
+    pos: usize,
+}
+
+impl OpSource {
+    fn new(r: &Replay) -> OpSource {
+        let mut cursors: Vec<Cursor> = r.streams.iter().map(Cursor::new).collect();
+        let heads = if r.order.is_some() {
+            Vec::new()
+        } else {
+            cursors
+                .iter_mut()
+                .enumerate()
+                .map(|(si, c)| c.advance(&r.streams[si], si, r.window))
+                .collect()
+        };
+        OpSource {
+            cursors,
+            heads,
+            pos: 0,
+        }
+    }
+
+    #[inline]
+    fn next(&mut self, r: &Replay) -> Option<OpView> {
+        if let Some(order) = &r.order {
+            let v = order.get(self.pos).copied();
+            self.pos += 1;
+            return v;
+        }
+        // The earliest launch; the first stream on ties.
+        let mut best: Option<(usize, Ns)> = None;
+        for (si, h) in self.heads.iter().enumerate() {
+            if let Some(o) = h
+                && best.is_none_or(|b| o.anchor < b.1)
+            {
+                best = Some((si, o.anchor));
+            }
+        }
+        let (si, _) = best?;
+        let v = self.heads[si];
+        self.heads[si] = self.cursors[si].advance(&r.streams[si], si, r.window);
+        v
+    }
+
+    #[inline]
+    fn facts(&mut self, r: &Replay, v: OpView, need_precision: bool) -> OpFacts {
+        let si = v.stream as usize;
+        let so = &r.streams[si];
+        let o = &so.ops[v.idx as usize];
+        let special = if so.special.is_empty() {
+            None
+        } else if r.order.is_some() {
+            so.special
+                .binary_search_by_key(&v.pos, |x| x.pos)
+                .ok()
+                .map(|k| so.special[k])
+        } else {
+            let c = &mut self.cursors[si].spec;
+            while *c < so.special.len() && so.special[*c].pos < v.pos {
+                *c += 1;
+            }
+            so.special.get(*c).filter(|x| x.pos == v.pos).copied()
+        };
+        OpFacts {
+            stream: si,
+            latency: v.latency,
+            dur: o.dur(),
+            precision: if need_precision {
+                r.precision.of(o) as usize
+            } else {
+                0
+            },
+            special,
+        }
+    }
+}
+
+/// One change's replay state.
+struct Lane {
+    remove: [bool; 8],
+    remove_launch: bool,
+    drop_offload: bool,
+    /// Kernel time divisor per precision (index `Precision as usize`).
+    speed: [f64; 9],
+    speed_identity: bool,
+    h: Ns,
+    done: Ns,
+    stream_free: Vec<Ns>,
+    slot_end: Vec<Ns>,
+    out: Vec<Ns>,
+    /// The current segment: its start on the new clock, and its time scale.
+    seg_start_new: Ns,
+    scale: f64,
+    removed: bool,
+}
+
+fn act_index(a: Act) -> usize {
+    match a {
+        Act::Cpu => 0,
+        Act::Io => 1,
+        Act::Data => 2,
+        Act::Memory => 3,
+        Act::Sync => 4,
+        Act::Transfer => 5,
+        Act::Launch => 6,
+        Act::Wait => 7,
+    }
+}
+
+impl Lane {
+    fn new(c: &Change, w0: Ns, streams: usize, slots: usize, marks: usize) -> Lane {
+        let mut remove = [false; 8];
+        for a in c.remove {
+            remove[act_index(*a)] = true;
+        }
+        let mut speed = [1.0; 9];
+        for p in Precision::ALL.iter().copied().chain([Precision::Unknown]) {
+            speed[p as usize] = (c.speedup)(p).max(1e-9);
+        }
+        Lane {
+            remove,
+            remove_launch: c.remove.contains(&Act::Launch),
+            drop_offload: c.drop_offload,
+            speed_identity: speed.iter().all(|&x| x == 1.0),
+            speed,
+            h: w0,
+            done: w0,
+            stream_free: vec![w0; streams],
+            slot_end: vec![Ns::MIN; slots],
+            out: Vec::with_capacity(marks),
+            seg_start_new: w0,
+            scale: 1.0,
+            removed: false,
+        }
+    }
+
+    #[inline]
+    fn enter(&mut self, s: &Seg) {
+        self.removed = self.remove[act_index(s.act)];
+        let len = (s.end - s.start).max(1) as f64;
+        self.scale = if self.removed {
+            // A merged CPU segment keeps its launch calls unless those go too.
+            if s.act == Act::Cpu && !self.remove_launch {
+                s.launch_ns as f64 / len
+            } else {
+                0.0
+            }
+        } else if s.act == Act::Cpu && self.remove_launch {
+            1.0 - s.launch_ns as f64 / len
+        } else {
+            1.0
+        };
+        self.seg_start_new = self.h;
+    }
+
+    /// `dt` (time into the segment) on the new clock.
+    #[inline]
+    fn scaled(&self, dt: Ns) -> Ns {
+        let dt = dt.max(0);
+        if self.scale == 1.0 && dt < 1 << 53 {
+            dt
+        } else {
+            (dt as f64 * self.scale) as Ns
+        }
+    }
+
+    #[inline]
+    fn leave(&mut self, s: &Seg) {
+        self.h = if s.act == Act::Sync && !self.removed {
+            // Waits for everything launched so far, no longer.
+            (self.h + SYNC_FLOOR_NS.min(s.end - s.start)).max(self.done)
+        } else if s.act == Act::Data && !self.removed && s.sub != Sub::MAIN_PROCESS {
+            // Producers run on their own: the batch arrives when it arrived,
+            // however early the consumer starts waiting.
+            self.h.max(s.end)
+        } else {
+            let len = (s.end - s.start).max(1);
+            self.h + self.scaled_len(len)
+        };
+    }
+
+    #[inline]
+    fn scaled_len(&self, len: Ns) -> Ns {
+        if self.scale == 1.0 && len < 1 << 53 {
+            len
+        } else {
+            (len as f64 * self.scale) as Ns
+        }
+    }
+
+    #[inline]
+    fn schedule(&mut self, op: &OpFacts, at: Ns) {
+        let free = self.stream_free[op.stream];
+        let sp = op.special;
+        let after_dep = match sp {
+            Some(x) if x.dep != NONE => self.slot_end[x.dep as usize],
+            _ => Ns::MIN,
+        };
+        let start = (at + op.latency).max(free).max(after_dep);
+        let dur = if self.drop_offload && sp.is_some_and(|x| x.offload) {
+            0
+        } else if self.speed_identity {
+            op.dur
+        } else {
+            let f = self.speed[op.precision];
+            if f == 1.0 && op.dur.unsigned_abs() < 1 << 53 {
+                op.dur
+            } else {
+                (op.dur as f64 / f) as Ns
+            }
+        };
+        let end = start + dur;
+        self.stream_free[op.stream] = end;
+        if let Some(x) = sp
+            && x.target != NONE
+        {
+            self.slot_end[x.target as usize] = end;
+        }
+        self.done = self.done.max(end);
     }
 }
 

@@ -1,6 +1,38 @@
 //! The whole recording: processes, GPUs, and the links between them.
 
+use rayon::prelude::*;
+
 use super::{Gpu, Ns, Oom, Process, SpanKind, Strings};
+
+/// Sorts `v` stably by `key`, with the result of `sort_by_key`, but cheaply
+/// when `v` is sorted already (one pass, no scratch buffer) or sorted except
+/// for a short tail (the tail is sorted and merged in from the back).
+pub(crate) fn sort_stable<T: Copy, K: Ord>(v: &mut [T], key: impl Fn(&T) -> K) {
+    let n = v.len();
+    let mut p = 1;
+    while p < n && key(&v[p - 1]) <= key(&v[p]) {
+        p += 1;
+    }
+    if p >= n {
+        return;
+    }
+    if n - p > n / 4 {
+        v.sort_by_key(key);
+        return;
+    }
+    let mut tail = v[p..].to_vec();
+    tail.sort_by_key(&key);
+    // Each tail element goes after the prefix elements with keys up to its
+    // own (it came after them); the prefix moves right in blocks, from the
+    // back, each block by the number of tail elements after it.
+    let mut end = p;
+    for (j, t) in tail.iter().enumerate().rev() {
+        let at = v[..end].partition_point(|x| key(x) <= key(t));
+        v.copy_within(at..end, at + j + 1);
+        v[at + j] = *t;
+        end = at;
+    }
+}
 
 /// Where a timeline came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -77,26 +109,34 @@ impl Timeline {
     }
 
     /// Sorts every event list by time. Readers call this once when done.
+    ///
+    /// The lists are usually sorted already (or nearly: NVTX ranges are paired
+    /// after decoding and appended), so each is checked first and only the
+    /// out-of-order part is sorted; the result is what a stable sort gives.
     pub fn finalize(&mut self) {
         for p in &mut self.processes {
             p.objects.sort_by_key(|o| o.id);
             p.threads.sort_by_key(|t| t.tid);
-            for t in &mut p.threads {
-                // Outer ranges first when two spans start together.
-                t.spans.sort_by_key(|s| (s.ts, std::cmp::Reverse(s.dur)));
-                t.samples.sort_by_key(|s| s.ts);
-            }
         }
+        self.processes
+            .par_iter_mut()
+            .flat_map(|p| p.threads.par_iter_mut())
+            .for_each(|t| {
+                // Outer ranges first when two spans start together.
+                sort_stable(&mut t.spans, |s| (s.ts, std::cmp::Reverse(s.dur)));
+                sort_stable(&mut t.samples, |s| s.ts);
+            });
         self.processes.sort_by_key(|p| (p.start, p.pid));
         self.gpus.sort_by_key(|g| g.id);
         for g in &mut self.gpus {
             g.streams.sort_by_key(|s| s.id);
-            for s in &mut g.streams {
-                s.ops.sort_by_key(|o| (o.start, o.end));
-            }
             g.syncs.sort_by_key(|s| s.start);
             g.memory.sort_by_key(|m| m.ts);
         }
+        self.gpus
+            .par_iter_mut()
+            .flat_map(|g| g.streams.par_iter_mut())
+            .for_each(|s| sort_stable(&mut s.ops, |o| (o.start, o.end)));
         self.ooms.sort_by_key(|o| o.ts);
     }
 
@@ -160,82 +200,110 @@ pub struct LaunchRef {
 pub struct CorrIndex {
     /// (process, thread) of each thread that made API calls.
     threads: Vec<(u32, u32)>,
-    /// Dense: slot `corr` holds (thread + 1, span); thread 0 means absent.
-    dense: Vec<(u32, u32)>,
+    /// Where each of those threads' spans start in one numbering of all
+    /// their spans (thread after thread).
+    first_span: Vec<u32>,
+    /// Dense: slot `corr` holds the call's span number + 1; 0 means absent.
+    dense: Vec<u32>,
     /// Sparse: (corr, thread, span), sorted by corr.
     sparse: Vec<(u32, u32, u32)>,
 }
 
 impl CorrIndex {
+    /// Links every CUDA API call by its correlation id. When several calls
+    /// share an id (a runtime call and the driver call beneath it), the first
+    /// in (process, thread, span) order keeps it: on one thread that is the
+    /// outer call, as spans are sorted outer first.
     pub fn build(tl: &Timeline) -> CorrIndex {
+        let is_api = |s: &super::HostSpan| {
+            matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver)
+                && s.arg != 0
+                && s.arg <= u32::MAX as u64
+        };
+        // Pass 1: which threads made calls, how many, and the largest id.
         let mut threads = Vec::new();
-        let mut entries: Vec<(u32, u32, u32)> = Vec::new();
+        let mut counts = Vec::new();
+        let mut max = 0u32;
         for (pi, p) in tl.processes.iter().enumerate() {
             for (ti, t) in p.threads.iter().enumerate() {
-                let before = entries.len();
-                let tix = threads.len() as u32;
-                for (si, s) in t.spans.iter().enumerate() {
-                    if matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver)
-                        && s.arg != 0
-                        && s.arg <= u32::MAX as u64
-                    {
-                        entries.push((s.arg as u32, tix, si as u32));
-                    }
-                }
-                if entries.len() > before {
+                let (n, m) = t
+                    .spans
+                    .par_iter()
+                    .with_min_len(1 << 16)
+                    .filter(|s| is_api(s))
+                    .fold(|| (0usize, 0u32), |(n, m), s| (n + 1, m.max(s.arg as u32)))
+                    .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1.max(b.1)));
+                if n > 0 {
                     threads.push((pi as u32, ti as u32));
+                    counts.push(n);
+                    max = max.max(m);
                 }
             }
         }
-        let max = entries.iter().map(|e| e.0).max().unwrap_or(0) as usize;
-        if max <= 4 * entries.len() + 1024 {
-            let mut dense = vec![(0u32, 0u32); max + 1];
-            for &(c, t, s) in &entries {
-                // A runtime call and the driver call beneath it can share an
-                // id; keep the outer (earlier) runtime call.
-                let slot = &mut dense[c as usize];
-                let earlier = slot.0 == 0 || {
-                    let (pi, ti) = threads[(slot.0 - 1) as usize];
-                    let (npi, nti) = threads[t as usize];
-                    let old =
-                        &tl.processes[pi as usize].threads[ti as usize].spans[slot.1 as usize];
-                    let new = &tl.processes[npi as usize].threads[nti as usize].spans[s as usize];
-                    new.ts < old.ts
-                };
-                if earlier {
-                    *slot = (t + 1, s);
+        let total: usize = counts.iter().sum();
+        let spans_of = |tix: usize| {
+            let (pi, ti) = threads[tix];
+            &tl.processes[pi as usize].threads[ti as usize].spans
+        };
+        let mut first_span = Vec::with_capacity(threads.len());
+        let mut n = 0u64;
+        for tix in 0..threads.len() {
+            first_span.push(n as u32);
+            n += spans_of(tix).len() as u64;
+        }
+        if max as usize <= 4 * total + 1024 && n < u32::MAX as u64 {
+            let mut dense = vec![0u32; max as usize + 1];
+            for (tix, &first) in first_span.iter().enumerate() {
+                let base = first + 1;
+                for (si, s) in spans_of(tix).iter().enumerate() {
+                    if is_api(s) {
+                        let slot = &mut dense[s.arg as usize];
+                        if *slot == 0 {
+                            *slot = base + si as u32;
+                        }
+                    }
                 }
             }
             CorrIndex {
                 threads,
+                first_span,
                 dense,
                 sparse: Vec::new(),
             }
         } else {
+            let mut entries: Vec<(u32, u32, u32)> = Vec::with_capacity(total);
+            for tix in 0..threads.len() {
+                for (si, s) in spans_of(tix).iter().enumerate() {
+                    if is_api(s) {
+                        entries.push((s.arg as u32, tix as u32, si as u32));
+                    }
+                }
+            }
             entries.sort_unstable();
             entries.dedup_by_key(|e| e.0);
             CorrIndex {
                 threads,
+                first_span,
                 dense: Vec::new(),
                 sparse: entries,
             }
         }
     }
 
+    /// The index (into `threads()`) of the thread whose call has id `corr`.
+    #[inline]
+    pub fn thread_of(&self, corr: u32) -> Option<u32> {
+        self.get_raw(corr).map(|r| r.0)
+    }
+
+    /// (process, thread) of each thread that made API calls.
+    pub fn threads(&self) -> &[(u32, u32)] {
+        &self.threads
+    }
+
     #[inline]
     pub fn get(&self, corr: u32) -> Option<LaunchRef> {
-        if corr == 0 {
-            return None;
-        }
-        let (t, span) = if self.sparse.is_empty() {
-            match self.dense.get(corr as usize) {
-                Some(&(t, s)) if t != 0 => (t - 1, s),
-                _ => return None,
-            }
-        } else {
-            let i = self.sparse.binary_search_by_key(&corr, |e| e.0).ok()?;
-            (self.sparse[i].1, self.sparse[i].2)
-        };
+        let (t, span) = self.get_raw(corr)?;
         let (process, thread) = self.threads[t as usize];
         Some(LaunchRef {
             process,
@@ -244,9 +312,30 @@ impl CorrIndex {
         })
     }
 
+    /// (index into `threads()`, span index) of the call with id `corr`.
+    #[inline]
+    pub fn get_raw(&self, corr: u32) -> Option<(u32, u32)> {
+        if corr == 0 {
+            return None;
+        }
+        if self.sparse.is_empty() {
+            let n = *self.dense.get(corr as usize)?;
+            let n = n.checked_sub(1)?;
+            let t = if self.first_span.len() == 1 {
+                0
+            } else {
+                self.first_span.partition_point(|&f| f <= n) - 1
+            };
+            Some((t as u32, n - self.first_span[t]))
+        } else {
+            let i = self.sparse.binary_search_by_key(&corr, |e| e.0).ok()?;
+            Some((self.sparse[i].1, self.sparse[i].2))
+        }
+    }
+
     pub fn len(&self) -> usize {
         if self.sparse.is_empty() {
-            self.dense.iter().filter(|e| e.0 != 0).count()
+            self.dense.iter().filter(|&&e| e != 0).count()
         } else {
             self.sparse.len()
         }
@@ -254,5 +343,43 @@ impl CorrIndex {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_stable;
+
+    /// The result of a stable sort, for sorted lists, lists with a short
+    /// unsorted tail, and shuffled ones.
+    #[test]
+    fn sort_stable_is_a_stable_sort() {
+        let mut x = 12345u64;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for case in 0..500 {
+            let n = rnd(200) as usize;
+            // (key, original position); keys repeat.
+            let mut v: Vec<(u64, usize)> = (0..n).map(|i| (rnd(30), i)).collect();
+            match case % 3 {
+                0 => v.sort_by_key(|e| e.0),
+                1 => {
+                    let p = n - n / (2 + rnd(8) as usize);
+                    v[..p].sort_by_key(|e| e.0);
+                }
+                _ => {}
+            }
+            for (i, e) in v.iter_mut().enumerate() {
+                e.1 = i;
+            }
+            let mut want = v.clone();
+            want.sort_by_key(|e| e.0);
+            sort_stable(&mut v, |e| e.0);
+            assert_eq!(v, want, "case {case}");
+        }
     }
 }

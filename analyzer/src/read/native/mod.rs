@@ -3,6 +3,7 @@
 //! parallel batches and merged per thread and per stream. All processes of a
 //! recording share CLOCK_MONOTONIC, so they land on one timeline.
 
+mod decode;
 mod file;
 mod partial;
 
@@ -93,25 +94,29 @@ pub fn read_recording(path: &Path) -> Result<Timeline, NativeError> {
 /// Moves one file's timeline into the recording's, re-interning its strings.
 fn merge(into: &mut Timeline, mut part: Timeline) {
     let map = into.strings.merge(&part.strings);
-    let remap = |id: u32| map.get(id as usize).copied().unwrap_or(0);
-    for p in &mut part.processes {
-        for t in &mut p.threads {
-            t.name = remap(t.name);
-            for s in &mut t.spans {
-                if s.kind.is_named() {
-                    s.id = remap(s.id);
+    // The first file's ids stay as they are.
+    let identity = map.iter().enumerate().all(|(i, &id)| id as usize == i);
+    if !identity {
+        let remap = |id: u32| map.get(id as usize).copied().unwrap_or(0);
+        for p in &mut part.processes {
+            p.threads.par_iter_mut().for_each(|t| {
+                t.name = remap(t.name);
+                for s in &mut t.spans {
+                    if s.kind.is_named() {
+                        s.id = remap(s.id);
+                    }
                 }
+            });
+            for o in &mut p.objects {
+                o.path = remap(o.path);
             }
         }
-        for o in &mut p.objects {
-            o.path = remap(o.path);
-        }
-    }
-    for g in &mut part.gpus {
-        for s in &mut g.streams {
-            for op in &mut s.ops {
-                op.name = remap(op.name);
-            }
+        for g in &mut part.gpus {
+            g.streams.par_iter_mut().for_each(|s| {
+                for op in &mut s.ops {
+                    op.name = remap(op.name);
+                }
+            });
         }
     }
     into.processes.append(&mut part.processes);

@@ -49,6 +49,16 @@ impl GpuAcc {
         }
     }
 
+    /// Replaces the distinct configurations (ops already index into `list`).
+    pub fn set_configs(&mut self, list: Vec<LaunchConfig>) {
+        self.config_ids = list
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (*c, i as u32))
+            .collect();
+        self.launch_configs = list;
+    }
+
     /// The index of `c` in this GPU's distinct configurations.
     pub fn config(&mut self, c: LaunchConfig) -> u32 {
         if let Some(&i) = self.config_ids.get(&c) {
@@ -75,8 +85,8 @@ pub struct Partial {
     /// (mono, real) pairs.
     pub clocks: Vec<(u64, u64)>,
     pub end: Option<u64>,
-    /// Latest end of any span or sample decoded.
-    pub last: Ns,
+    /// Latest end of any span decoded.
+    pub last: Option<Ns>,
     /// Damage found while decoding, already worded for the user.
     pub errors: Vec<String>,
 }

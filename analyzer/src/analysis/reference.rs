@@ -1,0 +1,737 @@
+//! Straightforward versions of the analyses' hot paths, as they were before
+//! they were made fast (whole-list collects and sorts, per-gap searches, a
+//! table per replayed op). Tests compare the fast versions against these on
+//! random timelines; nothing else uses them.
+
+use std::collections::{BTreeMap, HashMap};
+
+use stallscope_format::fs_name;
+
+use super::activity::{Act, Classifier, MERGE_CAP_NS, Seg, Sub};
+use super::attribution::Evidence;
+use super::context::{Context, ThreadRef, clip};
+use super::types::{Cause, IdleGap};
+use super::whatif::Change;
+use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, Process, Thread};
+
+fn push_merged(out: &mut Vec<Seg>, seg: Seg) {
+    if seg.end <= seg.start {
+        return;
+    }
+    let cpu_like = |s: &Seg| (s.act == Act::Cpu && s.sub == Sub::NONE) || s.act == Act::Launch;
+    if let Some(l) = out.last_mut()
+        && l.end == seg.start
+    {
+        if l.act == seg.act && l.sub == seg.sub && l.what == seg.what && l.act != Act::Launch {
+            l.end = seg.end;
+            if l.act == Act::Cpu {
+                l.launch_ns += seg.launch_ns;
+            }
+            return;
+        }
+        if cpu_like(l) && cpu_like(&seg) && seg.end - l.start <= MERGE_CAP_NS {
+            let launch = |s: &Seg| {
+                if s.act == Act::Launch {
+                    (s.end - s.start) as u32
+                } else {
+                    s.launch_ns
+                }
+            };
+            let total = launch(l) + launch(&seg);
+            *l = Seg {
+                start: l.start,
+                end: seg.end,
+                what: 0,
+                launch_ns: total,
+                act: Act::Cpu,
+                sub: Sub::NONE,
+            };
+            return;
+        }
+    }
+    out.push(seg);
+}
+
+/// Segments: all classified spans collected and sorted, then the sweep.
+pub fn segments(c: &Classifier, p: &Process, th: &Thread, lo: Ns, hi: Ns) -> Vec<Seg> {
+    struct Mark {
+        start: Ns,
+        end: Ns,
+        act: Act,
+        sub: Sub,
+        prio: u8,
+        what: u32,
+    }
+    let mut marks: Vec<Mark> = Vec::new();
+    for s in &th.spans {
+        if s.ts >= hi {
+            break;
+        }
+        if s.end() <= lo {
+            continue;
+        }
+        if let Some((act, sub, prio)) = c.span_activity(p, s) {
+            marks.push(Mark {
+                start: s.ts.max(lo),
+                end: s.end().min(hi),
+                act,
+                sub,
+                prio,
+                what: s.id,
+            });
+        }
+    }
+    marks.sort_by_key(|m| (m.start, std::cmp::Reverse(m.end)));
+    let mut out: Vec<Seg> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    let mut t = lo;
+    let mut next = 0;
+    while t < hi {
+        while next < marks.len() && marks[next].start <= t {
+            open.push(next);
+            next += 1;
+        }
+        open.retain(|&i| marks[i].end > t);
+        let next_start = marks.get(next).map_or(hi, |m| m.start).min(hi);
+        match open
+            .iter()
+            .copied()
+            .max_by_key(|&i| (marks[i].prio, marks[i].start))
+        {
+            None => {
+                for seg in unexplained(th, t, next_start) {
+                    push_merged(&mut out, seg);
+                }
+                t = next_start;
+            }
+            Some(i) => {
+                let m = &marks[i];
+                let until = open
+                    .iter()
+                    .map(|&j| marks[j].end)
+                    .min()
+                    .unwrap_or(hi)
+                    .min(next_start);
+                push_merged(
+                    &mut out,
+                    Seg {
+                        start: t,
+                        end: until,
+                        what: m.what,
+                        launch_ns: 0,
+                        act: m.act,
+                        sub: m.sub,
+                    },
+                );
+                t = until;
+            }
+        }
+    }
+    out
+}
+
+fn unexplained(t: &Thread, a: Ns, b: Ns) -> Vec<Seg> {
+    let cpu = Seg {
+        start: a,
+        end: b,
+        what: 0,
+        launch_ns: 0,
+        act: Act::Cpu,
+        sub: Sub::NONE,
+    };
+    if t.samples.len() < 2 {
+        return vec![cpu];
+    }
+    let mut out = Vec::new();
+    let i0 = t.samples.partition_point(|s| s.ts <= a);
+    let mut start = a;
+    for j in i0..=t.samples.len() {
+        let end = if j < t.samples.len() {
+            t.samples[j].ts.min(b)
+        } else {
+            b
+        };
+        if end > start {
+            let (act, sub) = match (j.checked_sub(1).map(|k| &t.samples[k]), t.samples.get(j)) {
+                (Some(prev), Some(next)) => {
+                    let dt = (next.ts - prev.ts).max(1) as f64;
+                    let ran = next.cpu_ns.saturating_sub(prev.cpu_ns) as f64 / dt;
+                    if next.state == b'D' || next.majflt > prev.majflt {
+                        (Act::Io, Sub::FAULT)
+                    } else if ran < 0.2 && next.state != b'R' {
+                        (Act::Wait, Sub::NONE)
+                    } else {
+                        (Act::Cpu, Sub::NONE)
+                    }
+                }
+                _ => (Act::Cpu, Sub::NONE),
+            };
+            out.push(Seg {
+                start,
+                end,
+                what: 0,
+                launch_ns: 0,
+                act,
+                sub,
+            });
+            start = end;
+        }
+        if end >= b {
+            break;
+        }
+    }
+    if start < b {
+        out.push(Seg {
+            start,
+            end: b,
+            ..cpu
+        });
+    }
+    out
+}
+
+const LAUNCH_GAP_NS: Ns = 30_000;
+const SLOW_CALL_NS: Ns = 1_000_000;
+const SYNC_SLACK_NS: Ns = 200_000;
+
+fn union(mut v: Vec<(Ns, Ns)>) -> Vec<(Ns, Ns)> {
+    v.retain(|&(a, b)| b > a);
+    v.sort_unstable();
+    let mut out: Vec<(Ns, Ns)> = Vec::new();
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+fn gaps(merged: &[(Ns, Ns)], lo: Ns, hi: Ns) -> Vec<(Ns, Ns)> {
+    let mut out = Vec::new();
+    let mut t = lo;
+    for &(a, b) in merged {
+        if b <= t {
+            continue;
+        }
+        if a >= hi {
+            break;
+        }
+        if a > t {
+            out.push((t, a.min(hi)));
+        }
+        t = t.max(b);
+        if t >= hi {
+            break;
+        }
+    }
+    if t < hi {
+        out.push((t, hi));
+    }
+    out
+}
+
+fn overlap(merged: &[(Ns, Ns)], lo: Ns, hi: Ns) -> Ns {
+    merged
+        .iter()
+        .map(|&(a, b)| b.min(hi) - a.max(lo))
+        .filter(|&d| d > 0)
+        .sum()
+}
+
+/// Busy time per precision class: per class, all intervals collected and
+/// unioned.
+pub fn busy_by_precision(g: &Gpu, cx: &Context, lo: Ns, hi: Ns) -> Vec<(Precision, Ns)> {
+    let mut per: Vec<Vec<(Ns, Ns)>> = vec![Vec::new(); Precision::ALL.len() + 1];
+    for s in &g.streams {
+        for o in s.ops.iter().filter(|o| o.kind == GpuOpKind::Kernel) {
+            let (a, b) = (o.start.max(lo), o.end.min(hi));
+            if b > a {
+                per[cx.precision.of(o) as usize].push((a, b));
+            }
+        }
+    }
+    Precision::ALL
+        .iter()
+        .map(|&p| {
+            let u = union(std::mem::take(&mut per[p as usize]));
+            (p, u.iter().map(|&(a, b)| b - a).sum())
+        })
+        .collect()
+}
+
+/// Attribution: the union of all ops, every op sorted (stably, so ties go
+/// to the first stream), segments searched per gap, pieces merged at the end.
+pub fn attribute(cx: &Context, g: &Gpu, ev: &mut Evidence) -> (Vec<IdleGap>, [Ns; 8], Ns) {
+    let (w0, w1) = cx.window;
+    let busy = union(
+        g.streams
+            .iter()
+            .flat_map(|s| s.ops.iter().map(|o| (o.start, o.end)))
+            .collect(),
+    );
+    let busy_ns = overlap(&busy, w0, w1);
+    let mut ops: Vec<&GpuOp> = g.streams.iter().flat_map(|s| s.ops.iter()).collect();
+    ops.sort_by_key(|o| (o.start, o.end));
+    let mut count: HashMap<ThreadRef, usize> = HashMap::new();
+    for o in &ops {
+        if let Some((r, _)) = cx.launch_of(o) {
+            *count.entry(r).or_default() += 1;
+        }
+    }
+    let launcher = count
+        .into_iter()
+        .max_by_key(|&(r, n)| (n, std::cmp::Reverse(r)))
+        .map(|(r, _)| r);
+    let mut pieces: Vec<IdleGap> = Vec::new();
+    for (a, b) in gaps(&busy, w0, w1) {
+        let next = ops.get(ops.partition_point(|o| o.start < b)).copied();
+        attribute_gap(cx, a, b, next, launcher, ev, &mut pieces);
+    }
+    pieces.sort_by_key(|g| g.start);
+    let mut out: Vec<IdleGap> = Vec::new();
+    for g in pieces {
+        match out.last_mut() {
+            Some(l)
+                if l.end == g.start
+                    && l.cause == g.cause
+                    && l.sub == g.sub
+                    && l.tid == g.tid
+                    && l.pid == g.pid =>
+            {
+                l.end = g.end
+            }
+            _ => out.push(g),
+        }
+    }
+    let mut idle_by_cause = [0; 8];
+    for gp in &out {
+        idle_by_cause[gp.cause.index()] += gp.dur();
+        *ev.by_label.entry((gp.cause, gp.sub)).or_default() += gp.dur();
+    }
+    (out, idle_by_cause, busy_ns)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn attribute_gap(
+    cx: &Context,
+    a: Ns,
+    b: Ns,
+    next: Option<&GpuOp>,
+    launcher: Option<ThreadRef>,
+    ev: &mut Evidence,
+    out: &mut Vec<IdleGap>,
+) {
+    let launch = next.and_then(|o| cx.launch_of(o));
+    let (who, l) = match (launch, launcher) {
+        (Some((r, span)), _) => (r, span.ts.min(b)),
+        (None, Some(r)) => (r, b),
+        (None, None) => {
+            push(out, ev, cx, a, b, Cause::Other, "unlinked", None, 0);
+            return;
+        }
+    };
+    if l <= a {
+        push(out, ev, cx, a, b, Cause::Other, "dependency", Some(who), 0);
+        return;
+    }
+    let segs = cx.segments(who);
+    if let Some(op) = next
+        && b - a <= LAUNCH_GAP_NS
+        && op.kind == GpuOpKind::Kernel
+        && op.dur() <= 2 * LAUNCH_GAP_NS
+        && clip(&segs, a, l).all(|s| matches!(s.act, Act::Cpu | Act::Launch))
+    {
+        push(
+            out,
+            ev,
+            cx,
+            a,
+            b,
+            Cause::Launch,
+            "tiny-kernels",
+            Some(who),
+            0,
+        );
+        return;
+    }
+    let i = segs.partition_point(|s| s.end <= a - SYNC_SLACK_NS);
+    let drain = segs[i..]
+        .iter()
+        .take_while(|s| s.start < a + SYNC_SLACK_NS)
+        .filter(|s| s.act == Act::Sync && s.end >= a - SYNC_SLACK_NS)
+        .last()
+        .map(|s| (s.sub.name(), s.end - s.start));
+    let mut budget = drain.map_or(0, |d| d.1);
+    for s in clip(&segs, a, l) {
+        let (cause, sub) = classify_piece(cx, who, &s, ev);
+        let overlappable = matches!(cause, Cause::Cpu | Cause::Launch | Cause::Other);
+        match drain {
+            Some((sync_sub, _)) if overlappable && budget > 0 => {
+                let take = budget.min(s.end - s.start);
+                budget -= take;
+                push(
+                    out,
+                    ev,
+                    cx,
+                    s.start,
+                    s.start + take,
+                    Cause::Sync,
+                    sync_sub,
+                    Some(who),
+                    0,
+                );
+                push(
+                    out,
+                    ev,
+                    cx,
+                    s.start + take,
+                    s.end,
+                    cause,
+                    sub,
+                    Some(who),
+                    s.what,
+                );
+            }
+            _ => push(out, ev, cx, s.start, s.end, cause, sub, Some(who), s.what),
+        }
+    }
+    let drained_by_sync = drain.filter(|_| budget > 0).map(|d| d.0);
+    if l < b {
+        let (cause, sub) = match launch {
+            Some((r, span)) => match cx.api_act(r, span) {
+                (Act::Transfer, sub) => (Cause::Transfer, sub.name()),
+                (Act::Memory, sub) => (Cause::Memory, sub.name()),
+                (Act::Sync, sub) => (Cause::Sync, sub.name()),
+                _ if span.dur > SLOW_CALL_NS => (Cause::Launch, "slow-call"),
+                _ => (Cause::Launch, "latency"),
+            },
+            None => (Cause::Launch, "latency"),
+        };
+        let (cause, sub) = match (drained_by_sync, cause) {
+            (Some(s), Cause::Launch) => (Cause::Sync, s),
+            _ => (cause, sub),
+        };
+        push(out, ev, cx, l, b, cause, sub, Some(who), 0);
+    }
+}
+
+fn classify_piece(
+    cx: &Context,
+    who: ThreadRef,
+    s: &Seg,
+    ev: &mut Evidence,
+) -> (Cause, &'static str) {
+    let p = cx.process(who);
+    match s.act {
+        Act::Io => {
+            let fs = p
+                .object(s.what)
+                .map(|o| fs_name(o.fs_magic))
+                .filter(|f| *f != "unknown");
+            (
+                Cause::Io,
+                fs.unwrap_or(if s.sub == Sub::FAULT {
+                    "page-faults"
+                } else {
+                    s.sub.name()
+                }),
+            )
+        }
+        Act::Data if s.sub == Sub::MAIN_PROCESS => (Cause::Data, "cpu"),
+        Act::Data => (Cause::Data, data_sub(cx, who, s.start, s.end, ev)),
+        Act::Memory => (Cause::Memory, s.sub.name()),
+        Act::Sync => (Cause::Sync, s.sub.name()),
+        Act::Transfer => (Cause::Transfer, s.sub.name()),
+        Act::Launch => (Cause::Launch, "latency"),
+        Act::Wait => (Cause::Other, "wait"),
+        Act::Cpu => {
+            let len = (s.end - s.start).max(1) as f64;
+            let delayed = cx.run_delay_at(who, s.end) - cx.run_delay_at(who, s.start);
+            let sub = if s.sub == Sub::GIL {
+                "gil"
+            } else if delayed > 0.25 * len {
+                "contention"
+            } else if s.sub == Sub::SLEEP {
+                "sleep"
+            } else {
+                "python"
+            };
+            (Cause::Cpu, sub)
+        }
+    }
+}
+
+fn data_sub(cx: &Context, who: ThreadRef, x: Ns, y: Ns, ev: &mut Evidence) -> &'static str {
+    if cx.tl.source == crate::model::Source::Kineto {
+        return "workers";
+    }
+    let producers = cx.producers(who.0, who.1);
+    if producers.is_empty() {
+        return "starved";
+    }
+    let len = (y - x).max(1) as f64;
+    let (mut cpu, mut io) = (0.0, 0.0);
+    for &r in &producers {
+        // The producer's whole segments, clipped.
+        let io_here: Ns = clip(&cx.segments(r), x, y)
+            .filter(|s| s.act == Act::Io)
+            .map(|s| s.end - s.start)
+            .sum();
+        io += io_here as f64;
+        cpu += (cx.cpu_at(r, y) - cx.cpu_at(r, x)).clamp(0.0, len);
+    }
+    let cap = len * producers.len() as f64;
+    ev.producer_cpu_ns += cpu;
+    ev.producer_io_ns += io;
+    ev.producer_capacity_ns += cap;
+    ev.producer_count = ev.producer_count.max(producers.len());
+    if io >= cpu && io > 0.15 * cap {
+        "io"
+    } else if cpu > 0.3 * cap {
+        "cpu"
+    } else if io > 0.15 * cap {
+        "io"
+    } else {
+        "starved"
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn push(
+    out: &mut Vec<IdleGap>,
+    ev: &mut Evidence,
+    cx: &Context,
+    start: Ns,
+    end: Ns,
+    cause: Cause,
+    sub: &'static str,
+    who: Option<ThreadRef>,
+    what: u32,
+) {
+    if end <= start {
+        return;
+    }
+    let (pid, tid) = who.map_or((0, 0), |r| (cx.process(r).pid, cx.thread(r).tid));
+    if let Some(r) = who {
+        *ev.threads.entry((cause, r)).or_default() += end - start;
+        if what != 0 {
+            *ev.what.entry((cause, r.0, what)).or_default() += end - start;
+        }
+    }
+    out.push(IdleGap {
+        start,
+        end,
+        cause,
+        sub,
+        pid,
+        tid,
+    });
+}
+
+const SYNC_FLOOR_NS: Ns = 5_000;
+const MAX_LATENCY_NS: Ns = 1_000_000;
+
+struct OpInfo {
+    stream: u32,
+    orig_start: Ns,
+    orig_end: Ns,
+    dep: Option<usize>,
+    anchor: Ns,
+    latency: Ns,
+    dur: Ns,
+    corr: u32,
+    precision: Precision,
+}
+
+/// The replay with a table of all ops sorted by launch, and all segments of
+/// the critical host timeline copied out.
+pub struct Replay {
+    streams: usize,
+    segs: Vec<Seg>,
+    ops: Vec<OpInfo>,
+    window: (Ns, Ns),
+}
+
+impl Replay {
+    pub fn new(cx: &Context, g: &Gpu, launcher: ThreadRef) -> Replay {
+        let (w0, w1) = cx.window;
+        let mut launches: Vec<(Ns, ThreadRef)> = g
+            .streams
+            .iter()
+            .flat_map(|s| s.ops.iter())
+            .filter_map(|o| cx.launch_of(o).map(|(r, span)| (span.ts, r)))
+            .filter(|&(t, _)| t >= w0 && t < w1)
+            .collect();
+        launches.sort_unstable();
+        let mut segs: Vec<Seg> = Vec::new();
+        let mut from = w0;
+        let mut k = 0;
+        while k < launches.len() {
+            let r = launches[k].1;
+            while k + 1 < launches.len() && launches[k + 1].1 == r {
+                k += 1;
+            }
+            let t = launches[k].0;
+            if t > from {
+                segs.extend(clip(&cx.segments(r), from, t));
+                from = t;
+            }
+            k += 1;
+        }
+        if from < w1 {
+            segs.extend(clip(&cx.segments(launcher), from, w1));
+        }
+        let mut ops = Vec::new();
+        for (si, s) in g.streams.iter().enumerate() {
+            let mut prev_end = Ns::MIN;
+            for o in &s.ops {
+                if o.end <= w0 || o.start >= w1 {
+                    prev_end = prev_end.max(o.end);
+                    continue;
+                }
+                let (anchor, latency) = match cx.launch_of(o) {
+                    Some((_, span)) => {
+                        let ready = span.ts.max(prev_end);
+                        (span.ts, (o.start - ready).clamp(0, MAX_LATENCY_NS))
+                    }
+                    None => (o.start, 0),
+                };
+                ops.push(OpInfo {
+                    stream: si as u32,
+                    orig_start: o.start,
+                    orig_end: o.end,
+                    dep: None,
+                    anchor: anchor.max(w0),
+                    latency,
+                    dur: o.dur(),
+                    corr: o.corr,
+                    precision: cx.precision.of(o),
+                });
+                prev_end = prev_end.max(o.end);
+            }
+        }
+        ops.sort_by_key(|o| o.anchor);
+        find_dependencies(&mut ops);
+        Replay {
+            segs,
+            ops,
+            window: (w0, w1),
+            streams: g.streams.len(),
+        }
+    }
+
+    /// How many ops wait on an op of another stream.
+    pub fn dependencies(&self) -> usize {
+        self.ops.iter().filter(|o| o.dep.is_some()).count()
+    }
+
+    pub fn run(&self, cx: &Context, change: &Change, marks: &[Ns]) -> (Vec<Ns>, Ns) {
+        let (w0, w1) = self.window;
+        let mut h = w0;
+        let mut stream_free: Vec<Ns> = vec![w0; self.streams];
+        let mut new_end: Vec<Ns> = vec![Ns::MIN; self.ops.len()];
+        let mut done = w0;
+        let mut out = Vec::with_capacity(marks.len());
+        let (mut oi, mut mi) = (0, 0);
+        let mut schedule = |i: usize, at: Ns, done: &mut Ns| {
+            let op = &self.ops[i];
+            let free = stream_free[op.stream as usize];
+            let after_dep = op.dep.map_or(Ns::MIN, |d| new_end[d]);
+            let start = (at + op.latency).max(free).max(after_dep);
+            let dur = if change.drop_offload && cx.offload.contains(&op.corr) {
+                0
+            } else {
+                (op.dur as f64 / (change.speedup)(op.precision).max(1e-9)) as Ns
+            };
+            stream_free[op.stream as usize] = start + dur;
+            new_end[i] = start + dur;
+            *done = (*done).max(start + dur);
+        };
+        for s in &self.segs {
+            let removed = change.remove.contains(&s.act);
+            let len = (s.end - s.start).max(1) as f64;
+            let scale = if removed {
+                if s.act == Act::Cpu && !change.remove.contains(&Act::Launch) {
+                    s.launch_ns as f64 / len
+                } else {
+                    0.0
+                }
+            } else if s.act == Act::Cpu && change.remove.contains(&Act::Launch) {
+                1.0 - s.launch_ns as f64 / len
+            } else {
+                1.0
+            };
+            let seg_start_new = h;
+            loop {
+                let next_op = self.ops.get(oi).map(|o| o.anchor).filter(|&t| t < s.end);
+                let next_mark = marks.get(mi).copied().filter(|&t| t < s.end);
+                match (next_op, next_mark) {
+                    (Some(t), m) if m.is_none_or(|m| t < m) => {
+                        let at = seg_start_new + ((t - s.start).max(0) as f64 * scale) as Ns;
+                        schedule(oi, at, &mut done);
+                        oi += 1;
+                    }
+                    (_, Some(t)) => {
+                        let at = seg_start_new + ((t - s.start).max(0) as f64 * scale) as Ns;
+                        out.push(at.max(done));
+                        mi += 1;
+                    }
+                    _ => break,
+                }
+            }
+            h = if s.act == Act::Sync && !removed {
+                (h + SYNC_FLOOR_NS.min(s.end - s.start)).max(done)
+            } else if s.act == Act::Data && !removed && s.sub != Sub::MAIN_PROCESS {
+                h.max(s.end)
+            } else {
+                h + (len * scale) as Ns
+            };
+        }
+        for i in oi..self.ops.len() {
+            let at = h + (self.ops[i].anchor - w1).max(0);
+            schedule(i, at, &mut done);
+        }
+        while mi < marks.len() {
+            out.push(h.max(done));
+            mi += 1;
+        }
+        (out, h.max(done))
+    }
+}
+
+/// Streams are visited in order (a BTreeMap, not the hash map this once
+/// was, whose order made ties between equally close ops random).
+fn find_dependencies(ops: &mut [OpInfo]) {
+    const EPS: Ns = 50_000;
+    let mut by_stream: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, o) in ops.iter().enumerate() {
+        by_stream.entry(o.stream).or_default().push(i);
+    }
+    for v in by_stream.values_mut() {
+        v.sort_by_key(|&i| ops[i].orig_start);
+    }
+    for (&stream, list) in &by_stream {
+        for (k, &b) in list.iter().enumerate() {
+            let prev_end = k.checked_sub(1).map_or(Ns::MIN, |p| ops[list[p]].orig_end);
+            let own_ready = (ops[b].anchor + ops[b].latency).max(prev_end);
+            if ops[b].orig_start <= own_ready + EPS / 2 {
+                continue;
+            }
+            let mut best: Option<(Ns, usize)> = None;
+            for (&other, olist) in &by_stream {
+                if other == stream {
+                    continue;
+                }
+                let j = olist.partition_point(|&a| ops[a].orig_end <= ops[b].orig_start);
+                if let Some(&a) = j.checked_sub(1).map(|j| &olist[j]) {
+                    let gap = ops[b].orig_start - ops[a].orig_end;
+                    if gap <= EPS && best.is_none_or(|x| gap < x.0) {
+                        best = Some((gap, a));
+                    }
+                }
+            }
+            ops[b].dep = best.map(|x| x.1);
+        }
+    }
+}

@@ -169,3 +169,46 @@ fn spans_below_the_threshold_are_only_counted() {
             .any(|r| r["kind"] == "span" && r["op"] == "sleep")
     );
 }
+
+#[test]
+fn single_threaded_programs_get_samples_without_an_extra_thread() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let data = tmp.path().join("d.bin");
+    std::fs::write(&data, vec![3u8; 4096]).unwrap();
+    let out = record_python(
+        &rec,
+        &[],
+        "single_thread.py",
+        &[data.to_str().unwrap(), "0.4"],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "1",
+        "the shim started a thread"
+    );
+    let recs = dump(&rec);
+    let pid = recs[0]["pid"].as_u64().unwrap();
+    let cpu: Vec<u64> = recs
+        .iter()
+        .filter(|r| r["kind"] == "sample" && r["tid"] == pid)
+        .map(|r| r["cpu_ns"].as_u64().unwrap())
+        .collect();
+    assert!(
+        cpu.len() >= 20,
+        "{} self-samples in 0.4 s at 100 Hz",
+        cpu.len()
+    );
+    assert!(
+        cpu.windows(2).all(|w| w[0] <= w[1]) && cpu.last().unwrap() - cpu[0] > 200_000_000,
+        "{cpu:?}"
+    );
+    assert!(
+        recs.iter()
+            .any(|r| r["kind"] == "thread_name" && r["tid"] == pid)
+    );
+    assert!(
+        recs.iter().any(|r| r["kind"] == "clock"),
+        "clock pairs are still recorded"
+    );
+}

@@ -17,6 +17,85 @@ const PROBES: usize = 16;
 /// Marks a bucket whose key is being written.
 const WRITING: u32 = u32::MAX;
 
+/// Paths as opened, per fd number (absolute paths only), so describing a
+/// file rarely needs readlink(/proc/self/fd/N): 3 µs there, against 0.9 µs for
+/// the stat() that checks a remembered path still names the fd's file.
+const STASH_FDS: usize = 1024;
+const STASH_WORDS: usize = 31;
+const STASH_BYTES: usize = (STASH_WORDS - 1) * 8;
+/// Word 0: length (0 = nothing known); then the bytes, 8 per word.
+static STASH: [[AtomicU64; STASH_WORDS]; STASH_FDS] =
+    [const { [const { AtomicU64::new(0) }; STASH_WORDS] }; STASH_FDS];
+
+/// Remembers the path an fd was opened with (called on every open).
+#[inline]
+pub fn remember_path(fd: c_int, path: *const core::ffi::c_char) {
+    if fd < 0 || fd as usize >= STASH_FDS || path.is_null() {
+        return;
+    }
+    let slot = &STASH[fd as usize];
+    slot[0].store(0, Ordering::Relaxed);
+    // SAFETY: `path` is the NUL-terminated string the program passed to open,
+    // read byte by byte up to its NUL, never past it.
+    let p = path as *const u8;
+    if unsafe { *p } != b'/' {
+        return; // relative: the fd's directory is not known here
+    }
+    let mut len = 0;
+    let mut word = 0u64;
+    loop {
+        let b = unsafe { *p.add(len) };
+        if b == 0 {
+            break;
+        }
+        if len == STASH_BYTES {
+            return; // too long to keep
+        }
+        word |= (b as u64) << ((len % 8) * 8);
+        len += 1;
+        if len % 8 == 0 {
+            slot[len / 8].store(word, Ordering::Relaxed);
+            word = 0;
+        }
+    }
+    if len % 8 != 0 {
+        slot[len / 8 + 1].store(word, Ordering::Relaxed);
+    }
+    slot[0].store(len as u64, Ordering::Release);
+}
+
+/// Forgets the path of a closed fd.
+#[inline]
+pub fn forget_path(fd: c_int) {
+    if fd >= 0 && (fd as usize) < STASH_FDS {
+        STASH[fd as usize][0].store(0, Ordering::Relaxed);
+    }
+}
+
+/// The remembered path of `fd` into `out` (NUL-terminated), if it still names
+/// the file (dev, ino): the stash can be stale when an fd was closed or
+/// replaced by calls the shim does not see.
+fn stashed_path(fd: c_int, dev: u64, ino: u64, out: &mut [u8]) -> usize {
+    if fd < 0 || fd as usize >= STASH_FDS {
+        return 0;
+    }
+    let slot = &STASH[fd as usize];
+    let len = slot[0].load(Ordering::Acquire) as usize;
+    if len == 0 || len >= out.len() {
+        return 0;
+    }
+    for (i, b) in out[..len].iter_mut().enumerate() {
+        *b = (slot[i / 8 + 1].load(Ordering::Relaxed) >> ((i % 8) * 8)) as u8;
+    }
+    out[len] = 0;
+    // SAFETY: plain stat of a NUL-terminated path into a local.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    let ok = unsafe { libc::stat(out.as_ptr().cast(), &mut st) } == 0
+        && st.st_dev == dev
+        && st.st_ino == ino;
+    if ok { len } else { 0 }
+}
+
 static KEY_INO: [AtomicU64; TABLE] = [const { AtomicU64::new(0) }; TABLE];
 static KEY_DEV: [AtomicU64; TABLE] = [const { AtomicU64::new(0) }; TABLE];
 static IDS: [AtomicU32; TABLE] = [const { AtomicU32::new(0) }; TABLE];
@@ -86,7 +165,10 @@ pub fn object_for(w: &mut Writer<'_>, fd: c_int) -> u32 {
     }
     let class = classify(fd, st.st_mode);
     let mut path = [0u8; 4096];
-    let n = fd_path(fd, &mut path);
+    let n = match stashed_path(fd, dev, ino, &mut path) {
+        0 => fd_path(fd, &mut path),
+        n => n,
+    };
     let fs_magic = match class {
         FdClass::File | FdClass::Dir => fs_type(fd),
         _ => 0,
@@ -189,6 +271,35 @@ mod tests {
         assert_eq!(lookup(2, 2), 0);
         reset();
         assert_eq!(lookup(1, 2), 0);
+    }
+
+    #[test]
+    fn remembered_paths_are_checked_against_the_file() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.bin");
+        let b = dir.path().join("b.bin");
+        std::fs::write(&a, b"a").unwrap();
+        std::fs::write(&b, b"b").unwrap();
+        let f = std::fs::File::open(&a).unwrap();
+        let fd = f.as_raw_fd();
+        let mut st: libc::stat = unsafe { core::mem::zeroed() };
+        unsafe { libc::fstat(fd, &mut st) };
+        let ca = std::ffi::CString::new(a.to_str().unwrap()).unwrap();
+        remember_path(fd, ca.as_ptr());
+        let mut out = [0u8; 4096];
+        let n = stashed_path(fd, st.st_dev, st.st_ino, &mut out);
+        assert_eq!(&out[..n], a.to_str().unwrap().as_bytes());
+        // A stale entry (the fd now names another file) is refused.
+        let cb = std::ffi::CString::new(b.to_str().unwrap()).unwrap();
+        remember_path(fd, cb.as_ptr());
+        assert_eq!(stashed_path(fd, st.st_dev, st.st_ino, &mut out), 0);
+        // Relative and forgotten paths give nothing.
+        remember_path(fd, c"relative/path".as_ptr());
+        assert_eq!(stashed_path(fd, st.st_dev, st.st_ino, &mut out), 0);
+        remember_path(fd, ca.as_ptr());
+        forget_path(fd);
+        assert_eq!(stashed_path(fd, st.st_dev, st.st_ino, &mut out), 0);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use stallscope_format::writer::{Claim, MetaStream, Region, ThreadSlot};
 use crate::clock::{self, ticks, ticks_to_ns};
 use crate::tls::{STATE, ThreadState, gettid};
 use crate::trace_file::{TraceFile, strerror};
-use crate::{diag, fdinfo};
+use crate::{diag, fdinfo, sampler};
 
 /// Everything about the current process's recording. Created once per process
 /// image (and again in each forked child); never freed, so references stay
@@ -92,6 +92,24 @@ pub fn leave_fd(e: Entry, op: HostOp, fd: c_int, moved: i64, force: bool) {
     }
 }
 
+/// Ends an open: remembers the path for describing the file later, cheaply.
+#[inline(always)]
+pub fn leave_open(e: Entry, fd: c_int, path: *const core::ffi::c_char) {
+    if e.t0 != 0 {
+        fdinfo::remember_path(fd, path);
+        leave(e, HostOp::Open, Target::Fd(fd), 0, false);
+    }
+}
+
+/// Ends a close: the fd's remembered path no longer applies.
+#[inline(always)]
+pub fn leave_close(e: Entry, fd: c_int) {
+    if e.t0 != 0 {
+        fdinfo::forget_path(fd);
+        leave(e, HostOp::Close, Target::Fd(-1), 0, false);
+    }
+}
+
 /// Ends a wait on a synchronization object at `addr` (0 for sleeps).
 #[inline(always)]
 pub fn leave_addr(e: Entry, op: HostOp, addr: usize) {
@@ -123,8 +141,9 @@ fn leave(e: Entry, op: HostOp, target: Target, bytes: u64, force: bool) {
         slot.add(counter_offset(op, 1), bytes);
         slot.add(counter_offset(op, 2), d);
     }
-    if force || d >= THRESHOLD_TICKS.load(Ordering::Relaxed) {
-        span_slow(s, op, target, e.t0, t1, bytes);
+    let span = force || d >= THRESHOLD_TICKS.load(Ordering::Relaxed);
+    if span || t1 >= sampler::next_self_sample() {
+        slow(s, op, target, e.t0, t1, bytes, span);
     }
     s.busy.set(false);
 }
@@ -135,6 +154,10 @@ fn leave(e: Entry, op: HostOp, target: Target, bytes: u64, force: bool) {
 fn attach_thread(s: &ThreadState) -> ThreadSlot {
     let tid = gettid();
     s.tid.set(tid);
+    if recorder().is_some_and(|r| r.pid != tid) {
+        // A second thread: from now on a sampler thread costs nothing extra.
+        sampler::ensure_thread();
+    }
     let slot = recorder()
         .and_then(|r| r.region.claim_slot(tid))
         // SAFETY: the spare is only ever used as a scratch counter block.
@@ -149,8 +172,27 @@ unsafe fn spare_slot() -> ThreadSlot {
     unsafe { ThreadSlot::from_raw(core::ptr::addr_of_mut!(SPARE) as *mut u8) }
 }
 
+/// The cold path: a span record, and/or the single thread's self-sample.
 #[cold]
 #[inline(never)]
+fn slow(s: &ThreadState, op: HostOp, target: Target, t0: u64, t1: u64, bytes: u64, span: bool) {
+    if span {
+        span_slow(s, op, target, t0, t1, bytes);
+    }
+    if t1 >= sampler::next_self_sample() {
+        let saved = unsafe { *libc::__errno_location() };
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            if let Some(rec) = recorder() {
+                sampler::sample_self(&mut Writer { rec, s }, t1);
+            }
+        }));
+        if r.is_err() {
+            stop("internal error while sampling; recording stopped");
+        }
+        unsafe { *libc::__errno_location() = saved };
+    }
+}
+
 fn span_slow(s: &ThreadState, op: HostOp, target: Target, t0: u64, t1: u64, bytes: u64) {
     // SAFETY: thread-local errno; the program must see the value the real call left.
     let saved = unsafe { *libc::__errno_location() };

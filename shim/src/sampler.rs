@@ -1,10 +1,18 @@
-//! The sampler thread: about 100 times a second it reads each thread's state,
-//! CPU time, run-queue delay and page faults from /proc, and records what
-//! changed. Major faults reveal memory-mapped datasets; run-queue delay reveals
-//! CPU contention. Once a second it also refines the tick calibration and
-//! records a clock pair.
+//! Thread samples: about 100 times a second, each thread's state, CPU time,
+//! run-queue delay and page faults, recorded when they change. Major faults
+//! reveal memory-mapped datasets; run-queue delay reveals CPU contention. Once
+//! a second the tick calibration is refined and a clock pair recorded.
+//!
+//! A sampler thread does this from /proc, but only once the process has a
+//! second thread of its own (or starts CUDA, which brings several): merely
+//! having one more thread makes a single-threaded program slower, since glibc
+//! and CPython then take their multi-threaded paths (measured: 6-10% on a
+//! Python loop reading small files, with a thread that only sleeps). Until
+//! then the one thread samples itself, at the hooked call that follows each
+//! period: its own CPU time and faults come from clock_gettime and getrusage.
 
 use core::ffi::c_int;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::ffi::CString;
 
 use stallscope_format::records::{Clock, Sample, ThreadName};
@@ -38,10 +46,50 @@ impl Drop for Tracked {
     }
 }
 
+static HZ: AtomicU32 = AtomicU32::new(0);
+static START_TICKS: AtomicU64 = AtomicU64::new(0);
+static START_MONO: AtomicU64 = AtomicU64::new(0);
+static MIN_SPAN_NS: AtomicU64 = AtomicU64::new(0);
+static THREAD_STARTED: AtomicBool = AtomicBool::new(false);
+/// Tick count at which the single thread samples itself next; MAX when the
+/// sampler thread runs (or sampling is off).
+static NEXT_SELF: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Self-sampling state: last CLOCK_MONOTONIC of a clock pair, name hash.
+static SELF_CLOCK: AtomicU64 = AtomicU64::new(0);
+static SELF_NAME: AtomicU64 = AtomicU64::new(0);
+static SELF_COUNT: AtomicU64 = AtomicU64::new(0);
+
+/// Arms sampling for this process image (again in a forked child, where the
+/// parent's sampler thread does not exist).
 pub fn start(hz: u32, start: Pair, min_span_ns: u64) {
-    if hz == 0 {
+    HZ.store(hz, Ordering::Relaxed);
+    START_TICKS.store(start.ticks, Ordering::Relaxed);
+    START_MONO.store(start.mono, Ordering::Relaxed);
+    MIN_SPAN_NS.store(min_span_ns, Ordering::Relaxed);
+    THREAD_STARTED.store(false, Ordering::Relaxed);
+    SELF_CLOCK.store(start.mono, Ordering::Relaxed);
+    SELF_NAME.store(0, Ordering::Relaxed);
+    NEXT_SELF.store(if hz == 0 { u64::MAX } else { 0 }, Ordering::Relaxed);
+}
+
+/// When the calling (only) thread should sample itself next, in ticks.
+#[inline(always)]
+pub fn next_self_sample() -> u64 {
+    NEXT_SELF.load(Ordering::Relaxed)
+}
+
+/// Starts the sampler thread, once: the process has more than one thread.
+pub fn ensure_thread() {
+    let hz = HZ.load(Ordering::Relaxed);
+    if hz == 0 || THREAD_STARTED.swap(true, Ordering::AcqRel) {
         return;
     }
+    NEXT_SELF.store(u64::MAX, Ordering::Relaxed);
+    let start = Pair {
+        ticks: START_TICKS.load(Ordering::Relaxed),
+        mono: START_MONO.load(Ordering::Relaxed),
+    };
+    let min_span_ns = MIN_SPAN_NS.load(Ordering::Relaxed);
     let spawned = std::thread::Builder::new()
         .name("stallscope".into())
         .stack_size(256 * 1024)
@@ -51,6 +99,95 @@ pub fn start(hz: u32, start: Pair, min_span_ns: u64) {
             "cannot start the sampler thread ({e}); thread samples are off"
         ));
     }
+}
+
+/// The single thread samples itself (called on the recorder's cold path).
+pub fn sample_self(w: &mut Writer<'_>, now_ticks: u64) {
+    let hz = HZ.load(Ordering::Relaxed).max(1) as u64;
+    NEXT_SELF.store(now_ticks + clock::ticks_per_sec() / hz, Ordering::Relaxed);
+    if SELF_COUNT
+        .fetch_add(1, Ordering::Relaxed)
+        .is_multiple_of(RELIST_TICKS)
+    {
+        crate::gpu::poll_lazy();
+    }
+    let now = clock::mono_ns();
+    let tid = w.tid();
+    let mut buf = [0u8; 64];
+    let name_len = read_small(c"/proc/thread-self/comm", &mut buf);
+    let name = trim_newline(&buf[..name_len]);
+    let hash = fnv(name);
+    if SELF_NAME.swap(hash, Ordering::Relaxed) != hash {
+        let id = w.string(name);
+        let rec = ThreadName {
+            reserved: 0,
+            tid,
+            ts: now,
+            name: id,
+        };
+        w.event(ThreadName::LEN, &mut |b| rec.encode(b));
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointers.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let mut ru: libc::rusage = unsafe { core::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let mut sb = [0u8; 128];
+    let n = read_small(c"/proc/thread-self/schedstat", &mut sb);
+    let s = Sample {
+        // It is running: it just made a call.
+        state: b'R',
+        tid,
+        ts: now,
+        cpu_ns: ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64,
+        run_delay_ns: parse_schedstat(&sb[..n]).map_or(0, |x| x.1),
+        majflt: ru.ru_majflt as u32,
+        minflt: ru.ru_minflt as u32,
+    };
+    w.event(Sample::LEN, &mut |b| s.encode(b));
+    if now.saturating_sub(SELF_CLOCK.load(Ordering::Relaxed)) >= 1_000_000_000 {
+        SELF_CLOCK.store(now, Ordering::Relaxed);
+        let start = Pair {
+            ticks: START_TICKS.load(Ordering::Relaxed),
+            mono: START_MONO.load(Ordering::Relaxed),
+        };
+        once_a_second(w.recorder(), start, MIN_SPAN_NS.load(Ordering::Relaxed), w);
+    }
+}
+
+fn read_small(path: &core::ffi::CStr, buf: &mut [u8]) -> usize {
+    // SAFETY: NUL-terminated path, writable buffer.
+    let fd = unsafe { real::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC, 0) };
+    if fd < 0 {
+        return 0;
+    }
+    let n = unsafe { real::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    unsafe { real::close(fd) };
+    n.max(0) as usize
+}
+
+fn trim_newline(b: &[u8]) -> &[u8] {
+    b.strip_suffix(b"\n").unwrap_or(b)
+}
+
+/// Refines the tick calibration and records a clock pair.
+fn once_a_second(rec: &recorder::Recorder, start: Pair, min_span_ns: u64, w: &mut Writer<'_>) {
+    let p = clock::pair();
+    clock::set_rate(start, p);
+    if clock::using_tsc() {
+        recorder::set_threshold(min_span_ns);
+        rec.region.set_ticks_per_sec(clock::ticks_per_sec());
+    }
+    let c = Clock {
+        reserved: 0,
+        mono_ns: p.mono,
+        real_ns: clock::real_ns(),
+        ticks: p.ticks,
+    };
+    w.event(Clock::LEN, &mut |b| c.encode(b));
 }
 
 fn run(hz: u32, start: Pair, min_span_ns: u64) {
@@ -76,6 +213,7 @@ fn run(hz: u32, start: Pair, min_span_ns: u64) {
         }
         if tick.is_multiple_of(RELIST_TICKS) {
             relist(&mut threads, me);
+            crate::gpu::poll_lazy();
         }
         recorder::with_writer(|w| {
             for t in threads.iter_mut() {
@@ -91,19 +229,7 @@ fn run(hz: u32, start: Pair, min_span_ns: u64) {
         });
         if now - last_clock >= 1_000_000_000 {
             last_clock = now;
-            let p = clock::pair();
-            clock::set_rate(start, p);
-            if clock::using_tsc() {
-                recorder::set_threshold(min_span_ns);
-                rec.region.set_ticks_per_sec(clock::ticks_per_sec());
-            }
-            let c = Clock {
-                reserved: 0,
-                mono_ns: p.mono,
-                real_ns: clock::real_ns(),
-                ticks: p.ticks,
-            };
-            recorder::with_writer(|w| w.event(Clock::LEN, &mut |b| c.encode(b)));
+            recorder::with_writer(|w| once_a_second(rec, start, min_span_ns, w));
         }
         tick += 1;
     }

@@ -78,17 +78,27 @@ fn run(shim: &Path, preadloop: &Path, py: &Path, tmp: &Path) -> anyhow::Result<(
         )?;
     }
     let script = workload("small_files.py");
-    let (mut w_plain, mut w_shim, mut w_strace) = (vec![], vec![], vec![]);
-    let (mut l_plain, mut l_shim, mut l_strace) = (vec![], vec![], vec![]);
-    let (mut r_shim, mut r_strace) = (vec![], vec![]);
+    let (mut w_plain, mut w_shim, mut w_strace, mut w_quiet) = (vec![], vec![], vec![], vec![]);
+    let (mut l_plain, mut l_shim, mut l_strace, mut l_quiet) = (vec![], vec![], vec![], vec![]);
+    let (mut r_shim, mut r_strace, mut r_quiet) = (vec![], vec![], vec![]);
     let has_strace = Command::new("strace").arg("-V").output().is_ok();
-    for round in 0..ROUNDS {
+    // The shim's cost is a few percent and this machine's noise about as much:
+    // many paired rounds. strace is 80x slower, so five rounds of it suffice.
+    for round in 0..3 * ROUNDS {
+        let with_strace = has_strace && round < 5;
         let out = tmp.join(format!("b{round}"));
         let mut plain = Command::new(py);
         plain.arg(&script).arg(&files);
         let mut traced = Command::new(py);
         traced.arg(&script).arg(&files);
         with_shim(&mut traced, shim, &out);
+        // The same without the sampler thread, to show what it costs.
+        let mut quiet = Command::new(py);
+        quiet
+            .arg(&script)
+            .arg(&files)
+            .env("STALLSCOPE_SAMPLE_HZ", "0");
+        with_shim(&mut quiet, shim, &out);
         let mut st = Command::new("strace");
         st.args(["-f", "-e", "trace=read,openat", "-o", "/dev/null"])
             .arg(py)
@@ -97,8 +107,9 @@ fn run(shim: &Path, preadloop: &Path, py: &Path, tmp: &Path) -> anyhow::Result<(
         let mut variants: Vec<(&mut Command, &mut Vec<f64>, &mut Vec<f64>)> = vec![
             (&mut plain, &mut w_plain, &mut l_plain),
             (&mut traced, &mut w_shim, &mut l_shim),
+            (&mut quiet, &mut w_quiet, &mut l_quiet),
         ];
-        if has_strace {
+        if with_strace {
             variants.push((&mut st, &mut w_strace, &mut l_strace));
         }
         variants.rotate_left(round % 2);
@@ -109,7 +120,8 @@ fn run(shim: &Path, preadloop: &Path, py: &Path, tmp: &Path) -> anyhow::Result<(
         }
         // Ratios of runs made back to back cancel the machine's slow drift.
         r_shim.push(w_shim[round] / w_plain[round]);
-        if has_strace {
+        r_quiet.push(w_quiet[round] / w_plain[round]);
+        if with_strace {
             r_strace.push(w_strace[round] / w_plain[round]);
         }
         let _ = std::fs::remove_dir_all(&out);
@@ -129,6 +141,12 @@ fn run(shim: &Path, preadloop: &Path, py: &Path, tmp: &Path) -> anyhow::Result<(
         ws * 1e3,
         ls * 1e3,
         median(&mut r_shim)
+    );
+    println!(
+        "    shim, no sampler {:8.1} ms   (read loop {:6.1} ms)   ratio {:.3}",
+        median(&mut w_quiet) * 1e3,
+        median(&mut l_quiet) * 1e3,
+        median(&mut r_quiet)
     );
     if has_strace {
         let (wt, lt) = (median(&mut w_strace), median(&mut l_strace));

@@ -16,7 +16,7 @@
 use core::ffi::c_void;
 use std::ffi::OsString;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Once};
 use std::time::Duration;
 
@@ -69,6 +69,16 @@ pub fn on_start(cfg: &Config) {
         return;
     }
     let expected = loader::injection_expected();
+    if cfg.sample_hz > 0 && expected {
+        // CUDA will call InitializeInjection; in case it does not, the
+        // sampler polls for CUDA (`poll_lazy`). No thread of our own until
+        // the program has several: see sampler.rs.
+        WATCH_EXPECTED.store(expected, Ordering::Relaxed);
+        WATCH_HELD.store(0, Ordering::Relaxed);
+        WATCH_POLLS.store(0, Ordering::Relaxed);
+        WATCH_ON.store(true, Ordering::Release);
+        return;
+    }
     let standin = cfg.cupti.clone();
     let spawned = std::thread::Builder::new()
         .name("stallscope-gpu".into())
@@ -79,6 +89,49 @@ pub fn on_start(cfg: &Config) {
             "cannot start the GPU watcher thread ({e}); GPU capture starts only through \
              CUDA_INJECTION64_PATH"
         ));
+    }
+}
+
+static WATCH_ON: AtomicBool = AtomicBool::new(false);
+static WATCH_EXPECTED: AtomicBool = AtomicBool::new(false);
+static WATCH_HELD: AtomicU32 = AtomicU32::new(0);
+static WATCH_POLLS: AtomicU64 = AtomicU64::new(0);
+/// With injection expected the driver normally starts us first; the lazy
+/// start only steps in if that never happens within this many polls.
+const GRACE_POLLS: u32 = 10;
+
+/// One step of the lazy start, called by the sampler about ten times a
+/// second (once a second after the first minute).
+pub fn poll_lazy() {
+    if !WATCH_ON.load(Ordering::Acquire) {
+        return;
+    }
+    let polls = WATCH_POLLS.fetch_add(1, Ordering::Relaxed);
+    if polls >= 600 && polls % 10 != 0 {
+        return;
+    }
+    if session::state() != IDLE || !recorder::enabled() {
+        WATCH_ON.store(false, Ordering::Release);
+        return;
+    }
+    let standin = crate::lifecycle::config().and_then(|c| c.cupti.clone());
+    let hit = loader::cuda_initialized() || standin.as_deref().is_some_and(loader::standin_loaded);
+    let held = if hit {
+        WATCH_HELD.fetch_add(1, Ordering::Relaxed) + 1
+    } else {
+        0
+    };
+    if !hit {
+        WATCH_HELD.store(0, Ordering::Relaxed);
+    }
+    let needed = if WATCH_EXPECTED.load(Ordering::Relaxed) {
+        GRACE_POLLS
+    } else {
+        1
+    };
+    if held >= needed {
+        WATCH_ON.store(false, Ordering::Release);
+        start(Trigger::Lazy);
     }
 }
 
@@ -102,7 +155,6 @@ pub fn forget_in_child() {
 /// never happens within a grace period.
 fn watch(injection_expected: bool, standin: Option<OsString>) {
     recorder::own_thread();
-    const GRACE_POLLS: u32 = 10;
     let mut held = 0u32;
     let mut polls = 0u64;
     loop {
@@ -138,6 +190,8 @@ fn start(trigger: Trigger) {
     match outcome {
         Some(Ok(started)) => {
             session::set_state(ACTIVE);
+            // CUDA runs threads of its own now: sample every thread.
+            crate::sampler::ensure_thread();
             status::report(
                 gpu_status::ACTIVE,
                 started.version,

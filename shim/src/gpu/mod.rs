@@ -29,5 +29,5 @@ mod status;
 
 pub use lifecycle::{
     flush_at_exit, forget_in_child, injection, interposed_finalize, interposed_register_callbacks,
-    on_start,
+    on_start, poll_lazy,
 };

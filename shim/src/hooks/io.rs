@@ -24,6 +24,39 @@ macro_rules! fd_hook {
     )*};
 }
 
+/// Defines an open hook: the recorder also remembers the path it opened.
+macro_rules! open_hook {
+    ($( $name:ident => $real:ident ($($a:ident : $t:ty),*) -> c_int, path = $path:ident; )*) => {$(
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C-unwind" fn $name($($a: $t),*) -> c_int {
+            let e = recorder::enter();
+            let r = unsafe { real::$real($($a),*) };
+            recorder::leave_open(e, r, $path);
+            r
+        }
+    )*};
+}
+
+open_hook! {
+    open => open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path;
+    open64 => open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path;
+    openat => openat(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path;
+    openat64 => openat64(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path;
+    __open_2 => open_2(path: *const c_char, flags: c_int) -> c_int, path = path;
+    __open64_2 => open64_2(path: *const c_char, flags: c_int) -> c_int, path = path;
+    __openat_2 => openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int, path = path;
+    __openat64_2 => openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int, path = path;
+}
+
+/// The fd is gone once close returns, so a slow close carries no object.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn close(fd: c_int) -> c_int {
+    let e = recorder::enter();
+    let r = unsafe { real::close(fd) };
+    recorder::leave_close(e, fd);
+    r
+}
+
 /// mmap of a file always gets a span: it is rare, and later page faults on the
 /// mapping can only be tied to the file through it.
 fn file_mapping(flags: c_int, fd: c_int, r: *mut c_void) -> bool {
@@ -31,25 +64,6 @@ fn file_mapping(flags: c_int, fd: c_int, r: *mut c_void) -> bool {
 }
 
 fd_hook! {
-    open => open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
-        HostOp::Open, fd = r, moved = |r| 0, force = false;
-    open64 => open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
-        HostOp::Open, fd = r, moved = |r| 0, force = false;
-    openat => openat(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
-        HostOp::Open, fd = r, moved = |r| 0, force = false;
-    openat64 => openat64(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int,
-        HostOp::Open, fd = r, moved = |r| 0, force = false;
-    __open_2 => open_2(path: *const c_char, flags: c_int) -> c_int,
-        HostOp::Open, fd = r, moved = |r| 0, force = false;
-    __open64_2 => open64_2(path: *const c_char, flags: c_int) -> c_int,
-        HostOp::Open, fd = r, moved = |r| 0, force = false;
-    __openat_2 => openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
-        HostOp::Open, fd = r, moved = |r| 0, force = false;
-    __openat64_2 => openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int,
-        HostOp::Open, fd = r, moved = |r| 0, force = false;
-    // The fd is gone once close returns, so a slow close carries no object.
-    close => close(fd: c_int) -> c_int,
-        HostOp::Close, fd = -1, moved = |r| 0, force = false;
     read => read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t,
         HostOp::Read, fd = fd, moved = |r| r as i64, force = false;
     __read_chk => read_chk(fd: c_int, buf: *mut c_void, n: size_t, buflen: size_t) -> ssize_t,

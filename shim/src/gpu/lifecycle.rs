@@ -107,7 +107,7 @@ pub fn poll_lazy() {
         return;
     }
     let polls = WATCH_POLLS.fetch_add(1, Ordering::Relaxed);
-    if polls >= 600 && polls % 10 != 0 {
+    if polls >= 600 && !polls.is_multiple_of(10) {
         return;
     }
     if session::state() != IDLE || !recorder::enabled() {

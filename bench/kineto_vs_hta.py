@@ -3,8 +3,8 @@
 
 Side by side in one run, on the largest corpus traces: wall time and peak RSS
 (from /usr/bin/time -v) of
-  ours: the release `kineto_hta` example (read the trace, compute the temporal
-        and idle breakdowns, print JSON), and
+  ours: `stallscope analyze TRACE --hta-compat --json` (read the trace, the
+        whole diagnosis, the HTA-compatible breakdowns, the JSON report), and
   HTA:  scripts/hta/run_hta.py (TraceAnalysis load + get_temporal_breakdown +
         get_idle_time_breakdown),
 each as a whole process, medians of --runs runs, interleaved. Prints the ratios
@@ -54,18 +54,21 @@ def main():
         os.environ.get("STALLSCOPE_CORPUS", os.path.join(REPO, "..", "shared", "corpus")), "kineto"))
     ap.add_argument("--traces", type=int, default=4, help="how many of the largest traces")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--ours", help="our binary (default: release kineto_hta example, built here)")
+    ap.add_argument("--ours", help="instead of `stallscope analyze`, a binary that takes the trace path "
+                    "(e.g. the kineto_hta example)")
     args = ap.parse_args()
 
     if not os.path.exists(args.hta_python):
         sys.exit(f"no HTA python at {args.hta_python}: python3 -m venv /tmp/hta-venv && "
                  "/tmp/hta-venv/bin/pip install 'holistictraceanalysis==0.5.*'")
-    ours = args.ours
-    if not ours:
-        subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "stallscope-analyzer",
-                        "--example", "kineto_hta"], cwd=REPO, check=True)
+    if args.ours:
+        ours_cmd = lambda path: [args.ours, path]
+    else:
+        subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "stallscope"], cwd=REPO, check=True)
         target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
-        ours = os.path.join(target, "release", "examples", "kineto_hta")
+        exe = os.path.join(target, "release", "stallscope")
+        # The whole command a user runs: read, diagnose, HTA figures, JSON report.
+        ours_cmd = lambda path: [exe, "analyze", path, "-q", "--hta-compat", "--json", os.devnull]
 
     print(f"{'trace':40} {'MB':>4} {'ours ms':>7} {'HTA s':>6} {'speedup':>7} {'CPU x':>6} "
           f"{'ours MiB':>8} {'HTA MiB':>7} {'mem':>6}")
@@ -73,7 +76,7 @@ def main():
     for path in largest_traces(args.corpus, args.traces):
         ours_runs, hta_runs = [], []
         for _ in range(args.runs):  # interleaved, so both see the same machine
-            ours_runs.append(timed([ours, path]))
+            ours_runs.append(timed(ours_cmd(path)))
             hta_runs.append(timed([args.hta_python, RUN_HTA, path]))
         med = lambda runs, k: statistics.median(r[k] for r in runs)
         ow, oc, orss = med(ours_runs, 0), med(ours_runs, 1), med(ours_runs, 2)

@@ -21,23 +21,24 @@ fn main() -> ExitCode {
     }
 }
 
-/// The allocator. Small blocks come from mimalloc. The analyzer's large event
-/// vectors (tens to hundreds of MB) get mappings of their own:
+/// The allocator. Small blocks come from the system allocator. The analyzer's
+/// large event vectors (tens to hundreds of MB) get mappings of their own:
 /// - a growing vector is moved by remapping its pages (`mremap`), never
 ///   copied, so growth costs neither time nor a second copy's memory;
 /// - a freed vector goes straight back to the kernel, so the peak RSS is what
 ///   is live, not what the allocator keeps cached.
 ///
 /// Measured on the 50M-event benchmark (2 cores, a VM where first-touch page
-/// faults dominate): 4.5-5.1 s and 2.32 GB peak, against 6.6-8.5 s and 2.60 GB
-/// with mimalloc alone. Transparent huge pages (MADV_HUGEPAGE) were tried for
-/// these mappings and left out: faulting in fresh 2 MiB pages cost 2-3x more
-/// system time here than 4 KiB pages.
+/// faults dominate): 3.6-4.0 s and 2.28 GB peak, against 5.5-7.3 s and 2.60 GB
+/// with mimalloc for everything (which also held 75 MB instead of 20 MB on a
+/// 3 MB Kineto trace). glibc alone keeps large freed blocks cached as its mmap
+/// threshold adapts upwards. Transparent huge pages (MADV_HUGEPAGE) were tried
+/// for these mappings and left out: faulting in fresh 2 MiB pages cost 2-3x
+/// more system time here than 4 KiB pages.
 mod alloc {
     use std::alloc::{GlobalAlloc, Layout};
     use std::ptr::null_mut;
 
-    use mimalloc::MiMalloc;
 
     pub struct Alloc;
 
@@ -75,14 +76,14 @@ mod alloc {
 
     // SAFETY: large blocks are whole private mappings owned by one allocation
     // (their length is the layout's size rounded up to a page); everything
-    // else is forwarded to mimalloc unchanged.
+    // else is forwarded to the system allocator unchanged.
     unsafe impl GlobalAlloc for Alloc {
         unsafe fn alloc(&self, l: Layout) -> *mut u8 {
             unsafe {
                 if is_big(l.size(), l.align()) {
                     map(round(l.size()))
                 } else {
-                    MiMalloc.alloc(l)
+                    std::alloc::System.alloc(l)
                 }
             }
         }
@@ -93,7 +94,7 @@ mod alloc {
                     // Fresh anonymous pages are zero.
                     map(round(l.size()))
                 } else {
-                    MiMalloc.alloc_zeroed(l)
+                    std::alloc::System.alloc_zeroed(l)
                 }
             }
         }
@@ -103,7 +104,7 @@ mod alloc {
                 if is_big(l.size(), l.align()) {
                     libc::munmap(p.cast(), round(l.size()));
                 } else {
-                    MiMalloc.dealloc(p, l)
+                    std::alloc::System.dealloc(p, l)
                 }
             }
         }
@@ -111,7 +112,7 @@ mod alloc {
         unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
             unsafe {
                 match (is_big(l.size(), l.align()), is_big(new_size, l.align())) {
-                    (false, false) => MiMalloc.realloc(p, l, new_size),
+                    (false, false) => std::alloc::System.realloc(p, l, new_size),
                     (true, true) => {
                         // The pages move; their contents are not copied.
                         let q = libc::mremap(

@@ -39,7 +39,6 @@ mod alloc {
     use std::alloc::{GlobalAlloc, Layout};
     use std::ptr::null_mut;
 
-
     pub struct Alloc;
 
     /// Blocks at least this large are mapped directly.

@@ -102,6 +102,9 @@ static IDS: [AtomicU32; TABLE] = [const { AtomicU32::new(0) }; TABLE];
 
 /// Forgets every described object (a forked child starts a new file).
 pub fn reset() {
+    for k in 0..FS_CACHE {
+        FS_DEV[k].store(u64::MAX, Ordering::Relaxed);
+    }
     for i in 0..TABLE {
         IDS[i].store(0, Ordering::Relaxed);
         KEY_DEV[i].store(0, Ordering::Relaxed);
@@ -147,7 +150,19 @@ fn remember(dev: u64, ino: u64, id: u32) {
             return;
         }
     }
-    // Table full around this bucket: the object will be described again next time.
+    // Full around this bucket: replace the first entry. Objects of closed
+    // files are rarely met again, and a forgotten one is only described twice.
+    let k = b % TABLE;
+    let cur = IDS[k].load(Ordering::Relaxed);
+    if cur != WRITING
+        && IDS[k]
+            .compare_exchange(cur, WRITING, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    {
+        KEY_INO[k].store(ino, Ordering::Relaxed);
+        KEY_DEV[k].store(dev, Ordering::Relaxed);
+        IDS[k].store(id, Ordering::Release);
+    }
 }
 
 /// Returns the object id for `fd`, describing it in the trace on first sight.
@@ -170,7 +185,7 @@ pub fn object_for(w: &mut Writer<'_>, fd: c_int) -> u32 {
         n => n,
     };
     let fs_magic = match class {
-        FdClass::File | FdClass::Dir => fs_type(fd),
+        FdClass::File | FdClass::Dir => fs_type_cached(fd, dev),
         _ => 0,
     };
     let id = w.next_object();
@@ -224,6 +239,28 @@ fn sockopt(fd: c_int, opt: c_int) -> Option<c_int> {
     (r == 0).then_some(v)
 }
 
+/// Filesystem type per device, so each device costs one fstatfs.
+const FS_CACHE: usize = 16;
+static FS_DEV: [AtomicU64; FS_CACHE] = [const { AtomicU64::new(u64::MAX) }; FS_CACHE];
+static FS_MAGIC: [AtomicU32; FS_CACHE] = [const { AtomicU32::new(0) }; FS_CACHE];
+
+fn fs_type_cached(fd: c_int, dev: u64) -> u32 {
+    let k = (dev as usize).wrapping_mul(0x9E37_79B9) % FS_CACHE;
+    if FS_DEV[k].load(Ordering::Acquire) == dev {
+        return FS_MAGIC[k].load(Ordering::Relaxed);
+    }
+    let magic = fs_type(fd);
+    if magic != 0 {
+        // Racing writers can only pair a device with its own magic late; a
+        // reader may then miss the cache, never read a wrong value, because
+        // the device word is cleared first and set last.
+        FS_DEV[k].store(u64::MAX, Ordering::Release);
+        FS_MAGIC[k].store(magic, Ordering::Relaxed);
+        FS_DEV[k].store(dev, Ordering::Release);
+    }
+    magic
+}
+
 fn fs_type(fd: c_int) -> u32 {
     // SAFETY: plain fstatfs into a local.
     let mut sfs: libc::statfs = unsafe { core::mem::zeroed() };
@@ -261,8 +298,12 @@ fn fd_path(fd: c_int, out: &mut [u8]) -> usize {
 mod tests {
     use super::*;
 
+    /// The tables are process-wide: tests that reset them run one at a time.
+    static TABLES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn table_remembers_and_resets() {
+        let _g = TABLES.lock().unwrap_or_else(|e| e.into_inner());
         assert_eq!(lookup(1, 2), 0);
         remember(1, 2, 7);
         remember(1, 3, 8);
@@ -271,6 +312,16 @@ mod tests {
         assert_eq!(lookup(2, 2), 0);
         reset();
         assert_eq!(lookup(1, 2), 0);
+    }
+
+    #[test]
+    fn a_full_table_keeps_remembering() {
+        let _g = TABLES.lock().unwrap_or_else(|e| e.into_inner());
+        for ino in 1..(TABLE as u64 * 3) {
+            remember(9, ino, ino as u32);
+            assert_eq!(lookup(9, ino), ino as u32, "the newest object is found");
+        }
+        reset();
     }
 
     #[test]

@@ -102,8 +102,8 @@ static IDS: [AtomicU32; TABLE] = [const { AtomicU32::new(0) }; TABLE];
 
 /// Forgets every described object (a forked child starts a new file).
 pub fn reset() {
-    for k in 0..FS_CACHE {
-        FS_DEV[k].store(u64::MAX, Ordering::Relaxed);
+    for d in &FS_DEV {
+        d.store(u64::MAX, Ordering::Relaxed);
     }
     for i in 0..TABLE {
         IDS[i].store(0, Ordering::Relaxed);

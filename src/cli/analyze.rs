@@ -55,19 +55,27 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     }
     let multi = timelines.len() > 1;
     let t1 = std::time::Instant::now();
-    let diags: Vec<analysis::Diagnosis> = {
+    // The HTA figures need only the timeline: they are computed beside the diagnosis.
+    let (diags, htas): (Vec<analysis::Diagnosis>, Vec<Option<hta::HtaCompat>>) = {
         use rayon::prelude::*;
-        timelines.par_iter().map(analysis::diagnose).collect()
+        timelines
+            .par_iter()
+            .map(|tl| {
+                rayon::join(
+                    || analysis::diagnose(tl),
+                    || a.hta_compat.then(|| hta::hta_compat(tl)),
+                )
+            })
+            .unzip()
     };
     if timing {
         eprintln!("timing: diagnose {:.3} s", t1.elapsed().as_secs_f64());
     }
     let mut reports = Vec::new();
-    for (i, (tl, diag)) in timelines.iter().zip(diags).enumerate() {
+    for (i, ((tl, diag), hta)) in timelines.iter().zip(diags).zip(htas).enumerate() {
         let mut report = Report::build(tl, &diag);
-        if a.hta_compat {
-            report.hta_compat =
-                Some(serde_json::to_value(hta::hta_compat(tl)).context("encoding HTA figures")?);
+        if let Some(h) = hta {
+            report.hta_compat = Some(serde_json::to_value(h).context("encoding HTA figures")?);
         }
         if let Some(p) = &a.perfetto {
             let path = if multi { suffixed(p, i) } else { p.clone() };
@@ -114,6 +122,9 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join("\n");
         write_out(p, &body)?;
+    }
+    if timing {
+        eprintln!("timing: total {:.3} s", t0.elapsed().as_secs_f64());
     }
     Ok(ExitCode::SUCCESS)
 }

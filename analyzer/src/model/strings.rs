@@ -1,6 +1,6 @@
 //! Interned strings: names are stored once and referred to by id.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// An interned string id; 0 is the empty string.
 pub type StrId = u32;
@@ -8,14 +8,15 @@ pub type StrId = u32;
 #[derive(Debug, Clone)]
 pub struct Strings {
     list: Vec<Box<str>>,
-    map: HashMap<Box<str>, StrId>,
+    // Names are hashed per event while reading: FxHash, not SipHash.
+    map: FxHashMap<Box<str>, StrId>,
 }
 
 impl Default for Strings {
     fn default() -> Self {
         Strings {
             list: vec!["".into()],
-            map: HashMap::from([("".into(), 0)]),
+            map: FxHashMap::from_iter([("".into(), 0)]),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Turns Kineto events, one at a time, into the timeline model.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::{
     CopyKind, Gpu, GpuCapture, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns,
@@ -43,14 +43,14 @@ impl Builder {
     pub fn new(name: String) -> Builder {
         Builder {
             tl: Timeline::new(Source::Kineto, name),
-            procs: HashMap::new(),
-            threads: HashMap::new(),
+            procs: HashMap::default(),
+            threads: HashMap::default(),
             last_thread: None,
-            gpus: HashMap::new(),
-            streams: HashMap::new(),
-            launches: HashMap::new(),
-            proc_names: HashMap::new(),
-            thread_names: HashMap::new(),
+            gpus: HashMap::default(),
+            streams: HashMap::default(),
+            launches: HashMap::default(),
+            proc_names: HashMap::default(),
+            thread_names: HashMap::default(),
             counts: Counts::default(),
         }
     }

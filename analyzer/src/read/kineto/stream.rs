@@ -29,8 +29,8 @@ const HEAD_STEP: usize = 64 << 10;
 
 /// Parses the gzip stream `gz`; `None` when that is not possible this way.
 pub fn parse(gz: &[u8], name: &str) -> Option<(Builder, Meta)> {
-    let (piece_tx, piece_rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(2);
-    let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+    let (piece_tx, piece_rx) = mpsc::sync_channel::<(usize, Piece)>(2);
+    let (free_tx, free_rx) = mpsc::channel::<Piece>();
     let (done_tx, done_rx) = mpsc::channel::<(usize, Option<Builder>)>();
     let pieces = Mutex::new(piece_rx);
     std::thread::scope(|s| {
@@ -43,7 +43,7 @@ pub fn parse(gz: &[u8], name: &str) -> Option<(Builder, Meta)> {
             let (done, free, pieces) = (done_tx.clone(), free_tx.clone(), &pieces);
             s.spawn(move || {
                 while let Some((i, piece)) = next_piece(pieces) {
-                    let b = document::parse_piece(&piece, name);
+                    let b = document::parse_piece(piece.text(), name);
                     // The producer may be gone already; then the buffer is just freed.
                     let _ = free.send(piece);
                     let _ = done.send((i, b));
@@ -61,7 +61,7 @@ pub fn parse(gz: &[u8], name: &str) -> Option<(Builder, Meta)> {
     })
 }
 
-fn next_piece(pieces: &Mutex<mpsc::Receiver<(usize, Vec<u8>)>>) -> Option<(usize, Vec<u8>)> {
+fn next_piece(pieces: &Mutex<mpsc::Receiver<(usize, Piece)>>) -> Option<(usize, Piece)> {
     pieces.lock().ok()?.recv().ok()
 }
 
@@ -86,11 +86,54 @@ fn join_in_order(done: mpsc::Receiver<(usize, Option<Builder>)>) -> Option<Optio
     (!failed && waiting.is_empty()).then_some(all)
 }
 
-/// Appends up to `n` inflated bytes; `Some(true)` at the end of the stream.
-fn fill(dec: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> Option<bool> {
-    buf.reserve(n);
-    let got = dec.by_ref().take(n as u64).read_to_end(buf).ok()?;
-    Some(got < n)
+/// Inflated text in `buf[..len]`. The rest of `buf` is initialized scratch
+/// that inflating writes into, so a recycled buffer is never zeroed again
+/// (`read_to_end` into a cleared `Vec` zeroes every byte it reads into).
+#[derive(Default)]
+struct Piece {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl Piece {
+    fn text(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// Makes `buf[len..len + n]` available.
+    fn room(&mut self, n: usize) -> usize {
+        let end = self.len + n;
+        if self.buf.len() < end {
+            self.buf.resize(end, 0);
+        }
+        end
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        let end = self.room(bytes.len());
+        self.buf[self.len..end].copy_from_slice(bytes);
+        self.len = end;
+    }
+
+    /// Appends up to `n` inflated bytes; `Some(true)` at the end of the stream.
+    fn fill(&mut self, dec: &mut impl Read, n: usize) -> Option<bool> {
+        let end = self.room(n);
+        while self.len < end {
+            match dec.read(&mut self.buf[self.len..end]) {
+                Ok(0) => return Some(true),
+                Ok(got) => self.len += got,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        Some(false)
+    }
+
+    /// Drops the first `n` bytes.
+    fn consume(&mut self, n: usize) {
+        self.buf.copy_within(n..self.len, 0);
+        self.len -= n;
+    }
 }
 
 /// Inflates and sends the pieces; returns the metadata before the events, and
@@ -98,44 +141,45 @@ fn fill(dec: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> Option<bool> {
 fn produce(
     gz: &[u8],
     name: &str,
-    tx: &mpsc::SyncSender<(usize, Vec<u8>)>,
-    free: &mpsc::Receiver<Vec<u8>>,
+    tx: &mpsc::SyncSender<(usize, Piece)>,
+    free: &mpsc::Receiver<Piece>,
 ) -> Option<(Meta, Builder, Meta)> {
     let mut dec = MultiGzDecoder::new(gz);
-    let mut pending = Vec::with_capacity(PIECE_BYTES + HEAD_STEP);
+    let mut pending = Piece::default();
     // The head: everything up to the first event.
     let (head, open, sep) = loop {
-        let eof = fill(&mut dec, &mut pending, HEAD_STEP)?;
-        let found = cuts::find(&pending, cuts::KEY).and_then(|key| {
-            let open = cuts::array_start(&pending, key + cuts::KEY.len())?;
-            let sep = cuts::separator(&pending, open)?.to_vec();
+        let eof = pending.fill(&mut dec, HEAD_STEP)?;
+        let text = pending.text();
+        let found = cuts::find(text, cuts::KEY).and_then(|key| {
+            let open = cuts::array_start(text, key + cuts::KEY.len())?;
+            let sep = cuts::separator(text, open)?.to_vec();
             Some((key, open, sep))
         });
         if let Some((key, open, sep)) = found {
-            break (cuts::head_meta(&pending[..key])?, open, sep);
+            break (cuts::head_meta(&text[..key])?, open, sep);
         }
-        if eof || pending.len() > cuts::KEY_SEARCH_LIMIT {
+        if eof || pending.len > cuts::KEY_SEARCH_LIMIT {
             return None;
         }
     };
-    pending.drain(..open);
+    pending.consume(open);
 
     let mut index = 0;
     loop {
-        let eof = fill(&mut dec, &mut pending, PIECE_BYTES)?;
+        let eof = pending.fill(&mut dec, PIECE_BYTES)?;
         // At the end, too, cut: the tail parsed here alone stays one event.
-        let Some(cut) = cuts::last_cut(&pending, &sep) else {
+        let Some(cut) = cuts::last_cut(pending.text(), &sep) else {
             if eof {
                 break;
             }
             continue; // one event longer than a piece: read on
         };
         let mut next = free.try_recv().unwrap_or_default();
-        next.clear();
-        next.push(b'[');
-        next.extend_from_slice(&pending[cut.brace..]);
-        cuts::apply(&mut pending, &cut);
-        pending.truncate(cut.comma + 1);
+        next.len = 0;
+        next.push(b"[");
+        next.push(&pending.text()[cut.brace..]);
+        cuts::apply(&mut pending.buf[..pending.len], &cut);
+        pending.len = cut.comma + 1;
         tx.send((index, pending)).ok()?;
         index += 1;
         pending = next;
@@ -143,7 +187,7 @@ fn produce(
             break;
         }
     }
-    let (tail, tail_meta) = cuts::parse_tail(&pending, name)?;
+    let (tail, tail_meta) = cuts::parse_tail(pending.text(), name)?;
     Some((head, tail, tail_meta))
 }
 

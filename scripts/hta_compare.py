@@ -19,8 +19,9 @@ pandas 2 lets those be compared too:
                            --hta-python /tmp/hta-pd2-venv/bin/python
 
 --ours is the command that prints our figures as JSON for one trace; it
-defaults to the release build of the `kineto_hta` example, and can become
-`stallscope analyze --hta-compat --json` once the CLI has it.
+defaults to the release build of the `kineto_hta` example, which prints the
+same figures that `stallscope analyze --hta-compat --json` puts under
+`hta_compat`.
 """
 
 import argparse

@@ -497,9 +497,9 @@ fn no_gpu_flag_records_disabled_and_loads_nothing() {
     }
 }
 
-/// Runs `gpu_fork.py` (in `mode`); returns its report and the parent's and
-/// child's records.
-fn run_fork(mode: &[&str]) -> (Value, Vec<Value>, Vec<Value>) {
+/// Runs `gpu_fork.py` (in `mode`); returns its report, the parent's and
+/// child's records, and the directory holding the recording (`rec`).
+fn run_fork(mode: &[&str]) -> (Value, Vec<Value>, Vec<Value>, tempfile::TempDir) {
     let tmp = tempfile::tempdir().unwrap();
     let rec = tmp.path().join("rec");
     let data = tmp.path().join("data.bin");
@@ -553,12 +553,12 @@ fn run_fork(mode: &[&str]) -> (Value, Vec<Value>, Vec<Value>) {
         of_kind(&parent, "oom").is_empty(),
         "the child's OOM is not the parent's"
     );
-    (report, parent, child)
+    (report, parent, child, tmp)
 }
 
 #[test]
 fn forked_child_records_host_only_and_never_touches_cupti() {
-    let (_, _, child) = run_fork(&[]);
+    let (_, _, child, _) = run_fork(&[]);
     for k in GPU_KINDS {
         assert!(
             of_kind(&child, k).is_empty(),
@@ -570,7 +570,7 @@ fn forked_child_records_host_only_and_never_touches_cupti() {
 #[test]
 fn a_child_forked_before_any_cuda_call_captures_its_own_gpu_work() {
     // The parent never started CUPTI, so the child's own cuInit may.
-    let (report, _, child) = run_fork(&["child-first"]);
+    let (report, _, child, _) = run_fork(&["child-first"]);
     let status = of_kind(&child, "gpu_status");
     assert_eq!(status.len(), 1, "{status:?}");
     assert_eq!(status[0]["status"], 1);
@@ -580,6 +580,37 @@ fn a_child_forked_before_any_cuda_call_captures_its_own_gpu_work() {
     let ooms = of_kind(&child, "oom");
     assert_eq!(ooms.len(), 1, "the child's own OOM");
     assert_eq!(u(&ooms[0]["requested"]), 8 << 30);
+}
+
+#[test]
+fn gpu_work_of_two_processes_links_to_each_ones_own_calls() {
+    // Child first: both processes start CUPTI, and each numbers its calls
+    // from 1, so their correlation ids collide unless the reader parts them.
+    let (report, _, _, tmp) = run_fork(&["child-first"]);
+    let rec = tmp.path().join("rec");
+    let tl = stallscope_analyzer::read::native::read_recording(&rec).unwrap();
+    let corr = stallscope_analyzer::model::CorrIndex::build(&tl);
+    let (parent, child) = (u(&report["parent"]) as u32, u(&report["child"]) as u32);
+    let mut linked: HashMap<u32, usize> = HashMap::new();
+    for op in tl.gpus.iter().flat_map(|g| &g.streams).flat_map(|s| &s.ops) {
+        let name = tl.strings.get(op.name);
+        let owner = match name {
+            "child_kernel" => child,
+            "parent_after_fork" => parent,
+            _ => continue,
+        };
+        let launch = corr
+            .get(op.corr)
+            .unwrap_or_else(|| panic!("{name} (corr {}) has no launch", op.corr));
+        assert_eq!(
+            tl.processes[launch.process as usize].pid, owner,
+            "{name} (corr {}) linked to another process's call",
+            op.corr
+        );
+        *linked.entry(owner).or_default() += 1;
+    }
+    assert_eq!(linked.get(&child), Some(&20), "{linked:?}");
+    assert_eq!(linked.get(&parent), Some(&50), "{linked:?}");
 }
 
 #[test]

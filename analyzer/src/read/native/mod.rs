@@ -3,6 +3,7 @@
 //! parallel batches and merged per thread and per stream. All processes of a
 //! recording share CLOCK_MONOTONIC, so they land on one timeline.
 
+mod corr;
 mod decode;
 mod file;
 mod partial;
@@ -79,11 +80,15 @@ pub fn read_recording(path: &Path) -> Result<Timeline, NativeError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    let parts: Vec<Timeline> = files
+    let mut parts: Vec<Timeline> = files
         .par_iter()
         .map(|f| read_file(f))
         .collect::<Result<_, _>>()?;
+    let unmoved = corr::make_unique(&mut parts);
     let mut tl = Timeline::new(Source::Native, name);
+    for w in unmoved {
+        tl.warn(w);
+    }
     for p in parts {
         merge(&mut tl, p);
     }

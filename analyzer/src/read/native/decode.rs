@@ -382,15 +382,8 @@ fn decode_into(
     while let Some(r) = w.next() {
         match r {
             Rec::Span(s) => {
-                let Some(op) = HostOp::from_code(s.op) else {
+                let Some(span) = host_span(&s) else {
                     continue;
-                };
-                let span = HostSpan {
-                    ts: s.ts as Ns,
-                    dur: s.dur as Ns,
-                    arg: s.bytes,
-                    id: s.obj,
-                    kind: SpanKind::Host(op),
                 };
                 last = last.max(Some(span.end()));
                 put!(Dest::Spans(c.tid), HostSpan, span);
@@ -474,15 +467,8 @@ fn decode_chunk(c: &Chunk, names: &Names, p: &mut Partial, path: &Path) {
     while let Some(r) = w.next() {
         match r {
             Rec::Span(s) => {
-                let Some(op) = HostOp::from_code(s.op) else {
+                let Some(span) = host_span(&s) else {
                     continue;
-                };
-                let span = HostSpan {
-                    ts: s.ts as Ns,
-                    dur: s.dur as Ns,
-                    arg: s.bytes,
-                    id: s.obj,
-                    kind: SpanKind::Host(op),
                 };
                 last = last.max(Some(span.end()));
                 p.thread(c.tid).spans.push(span);
@@ -519,6 +505,17 @@ fn decode_chunk(c: &Chunk, names: &Names, p: &mut Partial, path: &Path) {
         ));
     }
     p.last = last;
+}
+
+/// A hooked call's span; `None` for an op code this reader does not know.
+fn host_span(s: &Span) -> Option<HostSpan> {
+    Some(HostSpan {
+        ts: s.ts as Ns,
+        dur: s.dur as Ns,
+        arg: s.bytes,
+        id: s.obj,
+        kind: SpanKind::Host(HostOp::from_code(s.op)?),
+    })
 }
 
 fn api_span(a: &Api) -> HostSpan {

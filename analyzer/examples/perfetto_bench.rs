@@ -64,17 +64,9 @@ fn span(ts: Ns, dur: Ns, kind: SpanKind, id: u32, arg: u64) -> HostSpan {
 
 fn kernel(start: Ns, end: Ns, name: StrId, corr: u32, launch: u32, precision: Precision) -> GpuOp {
     GpuOp {
-        start,
-        end,
-        bytes: 0,
-        corr,
-        name,
         launch,
-        kind: GpuOpKind::Kernel,
-        copy: CopyKind::UNKNOWN,
-        src: MemKind::UNKNOWN,
-        dst: MemKind::UNKNOWN,
         precision,
+        ..GpuOp::new(GpuOpKind::Kernel, start, end, corr, name)
     }
 }
 

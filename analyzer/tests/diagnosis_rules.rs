@@ -3,8 +3,8 @@
 
 use stallscope_analyzer::analysis::{Cause, Diagnosis, diagnose};
 use stallscope_analyzer::model::{
-    CopyKind, Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, MemKind, Ns, Precision, Process, Sample,
-    Source, SpanKind, Stream, Thread, Timeline,
+    Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, Ns, Process, Sample, Source, SpanKind, Stream,
+    Thread, Timeline,
 };
 use stallscope_format::{FdClass, HostOp};
 
@@ -67,19 +67,13 @@ impl B {
                 ops: vec![],
             });
         }
-        g.stream_mut(stream).ops.push(GpuOp {
+        g.stream_mut(stream).ops.push(GpuOp::new(
+            GpuOpKind::Kernel,
             start,
-            end: start + dur,
-            bytes: 0,
+            start + dur,
             corr,
             name,
-            launch: u32::MAX,
-            kind: GpuOpKind::Kernel,
-            copy: CopyKind::UNKNOWN,
-            src: MemKind::UNKNOWN,
-            dst: MemKind::UNKNOWN,
-            precision: Precision::Unknown,
-        });
+        ));
     }
 
     fn sync(&mut self, t: Ns, until: Ns) {

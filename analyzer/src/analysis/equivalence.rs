@@ -57,21 +57,15 @@ fn op(
     src: MemKind,
 ) -> GpuOp {
     GpuOp {
-        start,
-        end: start + dur,
         bytes: if kind == GpuOpKind::Kernel {
             0
         } else {
             4 << 20
         },
-        corr,
-        name,
-        launch: u32::MAX,
-        kind,
         copy,
         src,
         dst: MemKind::DEVICE,
-        precision: Precision::Unknown,
+        ..GpuOp::new(kind, start, start + dur, corr, name)
     }
 }
 

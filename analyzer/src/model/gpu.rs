@@ -132,6 +132,24 @@ pub struct GpuOp {
 }
 
 impl GpuOp {
+    /// An op of `kind` with nothing else known: no bytes, launch config,
+    /// copy kinds or precision (readers fill in what they have).
+    pub fn new(kind: GpuOpKind, start: Ns, end: Ns, corr: u32, name: StrId) -> GpuOp {
+        GpuOp {
+            start,
+            end,
+            bytes: 0,
+            corr,
+            name,
+            launch: u32::MAX,
+            kind,
+            copy: CopyKind::UNKNOWN,
+            src: MemKind::UNKNOWN,
+            dst: MemKind::UNKNOWN,
+            precision: Precision::Unknown,
+        }
+    }
+
     pub fn dur(&self) -> Ns {
         self.end - self.start
     }

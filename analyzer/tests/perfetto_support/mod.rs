@@ -28,19 +28,7 @@ pub fn span(ts: Ns, dur: Ns, kind: SpanKind, id: u32, arg: u64) -> HostSpan {
 }
 
 pub fn op(kind: GpuOpKind, start: Ns, end: Ns, name: StrId, corr: u32) -> GpuOp {
-    GpuOp {
-        start,
-        end,
-        bytes: 0,
-        corr,
-        name,
-        launch: u32::MAX,
-        kind,
-        copy: CopyKind::UNKNOWN,
-        src: MemKind::UNKNOWN,
-        dst: MemKind::UNKNOWN,
-        precision: Precision::Unknown,
-    }
+    GpuOp::new(kind, start, end, corr, name)
 }
 
 fn sample(ts: Ns, cpu_ns: u64, majflt: u32) -> Sample {

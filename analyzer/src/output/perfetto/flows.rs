@@ -125,19 +125,7 @@ mod tests {
     }
 
     fn op(start: Ns, corr: u32) -> GpuOp {
-        GpuOp {
-            start,
-            end: start + 5,
-            bytes: 0,
-            corr,
-            name: 0,
-            launch: u32::MAX,
-            kind: GpuOpKind::Kernel,
-            copy: CopyKind::UNKNOWN,
-            src: MemKind::UNKNOWN,
-            dst: MemKind::UNKNOWN,
-            precision: Precision::Unknown,
-        }
+        GpuOp::new(GpuOpKind::Kernel, start, start + 5, corr, 0)
     }
 
     /// The same links as CorrIndex: shared ids, ids on two threads, ids

@@ -3,8 +3,8 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::{
-    CopyKind, Gpu, GpuCapture, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns,
-    Oom, Precision, Process, Source, SpanKind, SyncEvent, Thread, Timeline,
+    Gpu, GpuCapture, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns, Oom,
+    Precision, Process, Source, SpanKind, SyncEvent, Thread, Timeline,
 };
 
 use super::category::{self, Class, is_collective_kernel};
@@ -141,19 +141,8 @@ impl Builder {
         let (gi, si) = self.stream(device, stream);
         let a = &ev.args;
         let bytes = a.bytes.filter(|b| *b > 0).unwrap_or(0) as u64;
-        let mut op = GpuOp {
-            start,
-            end,
-            bytes: 0,
-            corr: corr_of(a),
-            name: self.tl.strings.intern(name),
-            launch: u32::MAX,
-            kind: GpuOpKind::Kernel,
-            copy: CopyKind::UNKNOWN,
-            src: MemKind::UNKNOWN,
-            dst: MemKind::UNKNOWN,
-            precision: Precision::Unknown,
-        };
+        let id = self.tl.strings.intern(name);
+        let mut op = GpuOp::new(GpuOpKind::Kernel, start, end, corr_of(a), id);
         match class {
             Class::Memcpy => {
                 let (copy, src, dst) = category::memcpy_kinds(name);

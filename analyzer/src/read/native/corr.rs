@@ -115,9 +115,7 @@ pub fn make_unique(parts: &mut [Timeline]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{
-        CopyKind, CorrIndex, Gpu, GpuOp, GpuOpKind, MemKind, Precision, Process, Source, Thread,
-    };
+    use crate::model::{CorrIndex, Gpu, GpuOp, GpuOpKind, Process, Source, Thread};
 
     /// One process `pid` that launched kernels with correlation ids `ids`.
     fn process(pid: u32, ids: &[u32]) -> Timeline {
@@ -148,19 +146,10 @@ mod tests {
             ..Default::default()
         };
         for (i, &c) in ids.iter().enumerate() {
-            g.stream_mut(7).ops.push(GpuOp {
-                start: 100 * i as i64 + 50,
-                end: 100 * i as i64 + 60,
-                bytes: 0,
-                corr: c,
-                name: 0,
-                launch: u32::MAX,
-                kind: GpuOpKind::Kernel,
-                copy: CopyKind::UNKNOWN,
-                src: MemKind::UNKNOWN,
-                dst: MemKind::UNKNOWN,
-                precision: Precision::Unknown,
-            });
+            let start = 100 * i as i64 + 50;
+            g.stream_mut(7)
+                .ops
+                .push(GpuOp::new(GpuOpKind::Kernel, start, start + 10, c, 0));
         }
         tl.gpus.push(g);
         tl

@@ -22,8 +22,8 @@ use stallscope_format::{FormatError, HostOp, Record};
 use super::file::Names;
 use super::partial::Partial;
 use crate::model::{
-    CopyKind, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns, Oom, Precision,
-    Sample, SpanKind, SyncEvent, SyncKind,
+    CopyKind, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns, Oom, Sample,
+    SpanKind, SyncEvent, SyncKind,
 };
 
 /// Chunks decoded by one task at least, on the fallback path.
@@ -545,50 +545,44 @@ fn sample(s: &SampleRec) -> Sample {
 }
 
 fn kernel_op(k: &Kernel, launch: u32, names: &Names) -> GpuOp {
+    let (start, end) = (k.start as Ns, k.end.max(k.start) as Ns);
     GpuOp {
-        start: k.start as Ns,
-        end: k.end.max(k.start) as Ns,
-        bytes: 0,
-        corr: k.correlation,
-        name: names.get(k.name),
         launch,
-        kind: GpuOpKind::Kernel,
-        copy: CopyKind::UNKNOWN,
-        src: MemKind::UNKNOWN,
-        dst: MemKind::UNKNOWN,
-        precision: Precision::Unknown,
+        ..GpuOp::new(
+            GpuOpKind::Kernel,
+            start,
+            end,
+            k.correlation,
+            names.get(k.name),
+        )
     }
 }
 
 fn memcpy_op(m: &stallscope_format::records::Memcpy, names: &Names) -> GpuOp {
+    let (start, end) = (m.start as Ns, m.end.max(m.start) as Ns);
+    let name = names.copy_name(m.copy_kind, m.src_kind, m.dst_kind);
     GpuOp {
-        start: m.start as Ns,
-        end: m.end.max(m.start) as Ns,
         bytes: m.bytes,
-        corr: m.correlation,
-        name: names.copy_name(m.copy_kind, m.src_kind, m.dst_kind),
-        launch: u32::MAX,
-        kind: GpuOpKind::Memcpy,
         copy: CopyKind(m.copy_kind),
         src: MemKind(m.src_kind),
         dst: MemKind(m.dst_kind),
-        precision: Precision::Unknown,
+        ..GpuOp::new(GpuOpKind::Memcpy, start, end, m.correlation, name)
     }
 }
 
 fn memset_op(m: &stallscope_format::records::Memset, names: &Names) -> GpuOp {
+    let (start, end) = (m.start as Ns, m.end.max(m.start) as Ns);
     GpuOp {
-        start: m.start as Ns,
-        end: m.end.max(m.start) as Ns,
         bytes: m.bytes,
-        corr: m.correlation,
-        name: names.memset_name,
-        launch: u32::MAX,
-        kind: GpuOpKind::Memset,
-        copy: CopyKind::UNKNOWN,
         src: MemKind(m.mem_kind),
         dst: MemKind(m.mem_kind),
-        precision: Precision::Unknown,
+        ..GpuOp::new(
+            GpuOpKind::Memset,
+            start,
+            end,
+            m.correlation,
+            names.memset_name,
+        )
     }
 }
 

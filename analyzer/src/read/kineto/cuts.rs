@@ -83,19 +83,22 @@ pub fn next_cut(text: &[u8], from: usize, sep: &[u8]) -> Option<Cut> {
     let mut i = from;
     while i < text.len() {
         let brace = i + text[i..].iter().position(|&b| b == b'{')?;
-        if brace > sep.len() {
-            let blank = brace - sep.len();
-            if &text[blank..brace] == sep && text[blank - 1] == b',' {
-                return Some(Cut {
-                    comma: blank - 1,
-                    blank: brace - 1,
-                    brace,
-                });
-            }
+        if let Some(cut) = cut_at(text, brace, sep) {
+            return Some(cut);
         }
         i = brace + 1;
     }
     None
+}
+
+/// The cut at the `{` at `brace`, if `,` + `sep` comes right before it.
+fn cut_at(text: &[u8], brace: usize, sep: &[u8]) -> Option<Cut> {
+    let blank = brace.checked_sub(sep.len()).filter(|&b| b > 0)?;
+    (&text[blank..brace] == sep && text[blank - 1] == b',').then_some(Cut {
+        comma: blank - 1,
+        blank: brace - 1,
+        brace,
+    })
 }
 
 /// The blanks between `[` and the first event: the writer's separator
@@ -115,15 +118,8 @@ pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 pub fn last_cut(text: &[u8], sep: &[u8]) -> Option<Cut> {
     let mut end = text.len();
     while let Some(brace) = text[..end].iter().rposition(|&b| b == b'{') {
-        if brace > sep.len() {
-            let blank = brace - sep.len();
-            if &text[blank..brace] == sep && text[blank - 1] == b',' {
-                return Some(Cut {
-                    comma: blank - 1,
-                    blank: brace - 1,
-                    brace,
-                });
-            }
+        if let Some(cut) = cut_at(text, brace, sep) {
+            return Some(cut);
         }
         end = brace;
     }

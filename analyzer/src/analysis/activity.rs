@@ -322,23 +322,6 @@ impl Classifier<'_> {
         }
     }
 
-    /// The mark of span `s`, clipped to [lo, hi); `None` if it explains nothing.
-    #[inline]
-    fn mark(&self, s: &HostSpan, objects: &mut ObjectCache, lo: Ns, hi: Ns) -> Option<Mark> {
-        let (act, sub, prio) = match s.kind {
-            SpanKind::Host(op) => host_activity(op, objects.class(s.id)),
-            _ => self.named_activity(s)?,
-        };
-        Some(Mark {
-            start: s.ts.max(lo),
-            end: s.end().min(hi),
-            what: s.id,
-            act,
-            sub,
-            prio,
-        })
-    }
-
     /// Activity of a span of a named kind (API call, op, range).
     #[inline]
     fn named_activity(&self, s: &HostSpan) -> Option<(Act, Sub, u8)> {
@@ -387,7 +370,20 @@ impl Classifier<'_> {
     pub fn segments(&self, p: &Process, th: &Thread, lo: Ns, hi: Ns) -> Vec<Seg> {
         let spans = &th.spans;
         let mut objects = ObjectCache::new(p);
-        let mut mark = |s: &HostSpan| self.mark(s, &mut objects, lo, hi);
+        let mut mark = |s: &HostSpan| -> Option<Mark> {
+            let (act, sub, prio) = match s.kind {
+                SpanKind::Host(op) => host_activity(op, objects.class(s.id)),
+                _ => self.named_activity(s)?,
+            };
+            Some(Mark {
+                start: s.ts.max(lo),
+                end: s.end().min(hi),
+                what: s.id,
+                act,
+                sub,
+                prio,
+            })
+        };
         let sorted = spans
             .windows(2)
             .all(|w| (w[0].ts, Reverse(w[0].dur)) <= (w[1].ts, Reverse(w[1].dur)));
@@ -462,8 +458,22 @@ impl Classifier<'_> {
             if s.ts >= hi || s.end() <= lo {
                 continue;
             }
-            if let Some(m) = self.mark(s, &mut objects, lo, hi) {
-                marks.push((m, i));
+            let m = match s.kind {
+                SpanKind::Host(op) => Some(host_activity(op, objects.class(s.id))),
+                _ => self.named_activity(s),
+            };
+            if let Some((act, sub, prio)) = m {
+                marks.push((
+                    Mark {
+                        start: s.ts.max(lo),
+                        end: s.end().min(hi),
+                        what: s.id,
+                        act,
+                        sub,
+                        prio,
+                    },
+                    i,
+                ));
             }
         }
         marks.sort_by_key(|(m, i)| (m.start, Reverse(m.end), *i));

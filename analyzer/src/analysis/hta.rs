@@ -214,11 +214,6 @@ pub fn hta_compat(tl: &Timeline) -> HtaCompat {
     }
 }
 
-/// HTA's figures for each rank of a job.
-pub fn hta_compat_all(tls: &[Timeline]) -> Vec<HtaCompat> {
-    tls.iter().map(hta_compat).collect()
-}
-
 /// HTA's interval merge: sorted by start, a record opens a new group when it
 /// starts after every end seen so far; returns the summed group lengths and
 /// the first start and last group end.

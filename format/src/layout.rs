@@ -273,15 +273,6 @@ pub fn get_str(buf: &[u8], off: usize, cap: usize) -> String {
     String::from_utf8_lossy(&field[..end]).into_owned()
 }
 
-/// Writes a chunk header. `state` is stored last by the writer, so this leaves
-/// the magic and committed length for the caller to publish.
-pub fn encode_chunk_header(buf: &mut [u8], kind: ChunkKind, tid: u32, seq: u64) {
-    buf[..CHUNK_HEADER_SIZE].fill(0);
-    put(buf, chk::KIND, kind as u8);
-    put(buf, chk::TID, tid);
-    put(buf, chk::SEQ, seq);
-}
-
 /// The counters of one op in one thread slot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OpCounter {

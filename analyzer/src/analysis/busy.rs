@@ -144,21 +144,6 @@ pub fn for_each_gap(g: &Gpu, lo: Ns, hi: Ns, mut gap: impl FnMut(Ns, Ns)) -> Ns 
     busy
 }
 
-/// Busy intervals of one GPU, merged.
-pub fn busy_intervals(g: &Gpu) -> Vec<(Ns, Ns)> {
-    let mut out: Vec<(Ns, Ns)> = Vec::new();
-    for (_, o) in OpsByStart::new(g) {
-        if o.end <= o.start {
-            continue;
-        }
-        match out.last_mut() {
-            Some(last) if o.start <= last.1 => last.1 = last.1.max(o.end),
-            _ => out.push((o.start, o.end)),
-        }
-    }
-    out
-}
-
 /// First start and last end of any op.
 pub fn active_window(g: &Gpu) -> Option<(Ns, Ns)> {
     let lo = g

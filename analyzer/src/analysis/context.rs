@@ -124,23 +124,6 @@ impl<'a> Context<'a> {
             .clone()
     }
 
-    /// The segments of `r` overlapping [a, b), clipped to it.
-    pub fn segments_in(&self, r: ThreadRef, a: Ns, b: Ns) -> Vec<Seg> {
-        clip(&self.segments(r), a, b).collect()
-    }
-
-    /// Appends the segments of `r` overlapping [a, b), clipped to it.
-    pub fn extend_segments(&self, r: ThreadRef, a: Ns, b: Ns, out: &mut Vec<Seg>) {
-        out.extend(clip(&self.segments(r), a, b));
-    }
-
-    /// The activity of `r` at instant `t`.
-    pub fn act_at(&self, r: ThreadRef, t: Ns) -> Option<Seg> {
-        let all = self.segments(r);
-        let i = all.partition_point(|s| s.end <= t);
-        all.get(i).filter(|s| s.start <= t).copied()
-    }
-
     /// Time `r` spent on I/O in [a, b): the I/O segments of `segments(r)`
     /// clipped to [a, b), without classifying the whole thread (producers are
     /// asked about a few waits each).

@@ -910,14 +910,3 @@ pub fn median(mut v: Vec<Ns>) -> Ns {
     v.sort_unstable();
     v[v.len() / 2]
 }
-
-/// Ops with their precision, for tests and reports.
-pub fn op_precisions<'a>(
-    cx: &'a Context,
-    g: &'a Gpu,
-) -> impl Iterator<Item = (&'a GpuOp, Precision)> + 'a {
-    g.streams
-        .iter()
-        .flat_map(|s| s.ops.iter())
-        .map(move |o| (o, cx.precision.of(o)))
-}

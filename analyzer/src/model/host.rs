@@ -142,9 +142,4 @@ impl Process {
     pub fn thread(&self, tid: u32) -> Option<&Thread> {
         self.threads.iter().find(|t| t.tid == tid)
     }
-
-    /// The thread with the most events: usually the training loop.
-    pub fn busiest_thread(&self) -> Option<&Thread> {
-        self.threads.iter().max_by_key(|t| t.spans.len())
-    }
 }

@@ -414,8 +414,9 @@ impl Replay<'_> {
                     match (op_t, mark_t) {
                         (Some(t), m) if m.is_none_or(|m| t < m) => {
                             let op = ops.facts(self, next.expect("some"), need_precision);
+                            let dt = Offset::new(t - s.start);
                             for l in &mut lanes {
-                                let at = l.seg_start_new + l.scaled(t - s.start);
+                                let at = l.seg_start_new + l.scaled_offset(dt);
                                 l.schedule(&op, at);
                             }
                             next = ops.next(self);
@@ -752,6 +753,21 @@ impl OpSource {
     }
 }
 
+/// A time into a segment, converted once for every lane.
+#[derive(Clone, Copy)]
+struct Offset {
+    ns: Ns,
+    f: f64,
+}
+
+impl Offset {
+    #[inline(always)]
+    fn new(dt: Ns) -> Offset {
+        let ns = dt.max(0);
+        Offset { ns, f: ns as f64 }
+    }
+}
+
 /// One change's replay state.
 struct Lane {
     remove: [bool; 8],
@@ -828,6 +844,16 @@ impl Lane {
             1.0
         };
         self.seg_start_new = self.h;
+    }
+
+    /// `scaled` for an offset shared by all lanes.
+    #[inline(always)]
+    fn scaled_offset(&self, dt: Offset) -> Ns {
+        if self.scale == 1.0 {
+            dt.ns
+        } else {
+            (dt.f * self.scale) as Ns
+        }
     }
 
     /// `dt` (time into the segment) on the new clock.

@@ -10,7 +10,7 @@ use stallscope_format::records::{gpu_status, marker_flags};
 use stallscope_format::{FdClass, Record, TraceFile};
 
 use super::NativeError;
-use super::decode::{decode_direct, decode_partials};
+use super::batch::decode_batched;
 use crate::model::{
     CopyKind, Gpu, GpuCapture, HostSpan, IoObject, MemKind, Ns, OpTotals, Process, Source,
     SpanKind, StrId, Stream, Strings, Thread, Timeline,
@@ -105,11 +105,11 @@ impl ApiNames {
 
 /// Reads one process image.
 pub fn read_file(path: &Path) -> Result<Timeline, NativeError> {
-    read_file_with(path, true)
+    read_file_with(path, false)
 }
 
-/// `read_file`; `direct` false decodes the simple way only (for tests).
-fn read_file_with(path: &Path, direct: bool) -> Result<Timeline, NativeError> {
+/// `read_file`; `simple` decodes with the tests' reference decoder.
+fn read_file_with(path: &Path, simple: bool) -> Result<Timeline, NativeError> {
     let file = TraceFile::open(path)?;
     file.advise_sequential();
     let view = file.view()?;
@@ -182,12 +182,16 @@ fn read_file_with(path: &Path, direct: bool) -> Result<Timeline, NativeError> {
         .filter(|c| c.kind == ChunkKind::Thread)
         .collect();
     let chunk_size = h.chunk_size as u64;
-    let direct = direct
-        .then(|| decode_direct(&thread_chunks, &names, &file, chunk_size, path))
-        .flatten();
-    let part = match direct {
-        Some(p) => p,
-        None => decode_partials(&thread_chunks, &names, &file, chunk_size, path),
+    #[cfg(test)]
+    let part = if simple {
+        super::decode::simple::decode_partials(&thread_chunks, &names, &file, chunk_size, path)
+    } else {
+        decode_batched(&thread_chunks, &names, &file, chunk_size, path)
+    };
+    #[cfg(not(test))]
+    let part = {
+        let _ = simple;
+        decode_batched(&thread_chunks, &names, &file, chunk_size, path)
     };
 
     let mut process = Process {
@@ -412,16 +416,266 @@ fn capture_state(statuses: &[stallscope_format::records::GpuStatus], names: &Nam
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use stallscope_format::HostOp;
+    use stallscope_format::layout::{Geometry, HeaderInit, encode_header};
+    use stallscope_format::records::{self, Api, Kernel, Marker, Memcpy, Sample, Span};
+    use stallscope_format::writer::{ChunkWriter, Claim, MetaStream, Region};
 
-    /// Decoding in place and the simple way (the fallback) agree.
+    /// One event of a generated recording.
+    #[derive(Debug, Clone)]
+    enum Ev {
+        Span {
+            ts: u64,
+            dur: u64,
+        },
+        Api {
+            ts: u64,
+            corr: u32,
+        },
+        Sample {
+            ts: u64,
+        },
+        Kernel {
+            device: u32,
+            stream: u32,
+            grid: u32,
+            ts: u64,
+        },
+        Memcpy {
+            device: u32,
+            stream: u32,
+            ts: u64,
+        },
+        Marker {
+            start: bool,
+            id: u32,
+            ts: u64,
+        },
+    }
+
+    fn ev() -> impl Strategy<Value = Ev> {
+        let ts = 0u64..1_000_000;
+        prop_oneof![
+            (ts.clone(), 0u64..5_000).prop_map(|(ts, dur)| Ev::Span { ts, dur }),
+            (ts.clone(), 1u32..1000).prop_map(|(ts, corr)| Ev::Api { ts, corr }),
+            ts.clone().prop_map(|ts| Ev::Sample { ts }),
+            (0u32..2, 0u32..3, 1u32..6, ts.clone()).prop_map(|(device, stream, grid, ts)| {
+                Ev::Kernel {
+                    device,
+                    stream,
+                    grid,
+                    ts,
+                }
+            }),
+            (0u32..2, 0u32..3, ts.clone()).prop_map(|(device, stream, ts)| Ev::Memcpy {
+                device,
+                stream,
+                ts
+            }),
+            (any::<bool>(), 0u32..20, ts).prop_map(|(start, id, ts)| Ev::Marker { start, id, ts }),
+        ]
+    }
+
+    /// Writes `events` (each with the index of the thread that records it)
+    /// into a trace file of 4 KiB chunks, so a few thousand events fill more
+    /// chunks than one decoding batch holds.
+    fn write_recording(path: &Path, events: &[(usize, Ev)]) {
+        let capacity = 4 << 20;
+        let geo = Geometry::new(capacity, 4096, 8).expect("geometry");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .expect("create");
+        file.set_len(geo.chunk_offset(geo.chunk_count))
+            .expect("size");
+        // SAFETY: a file of our own, mapped once.
+        let mut map = unsafe { memmap2::MmapMut::map_mut(&file) }.expect("map");
+        let init = HeaderInit {
+            capacity,
+            pid: 7,
+            ppid: 1,
+            start_mono_ns: 1,
+            ..Default::default()
+        };
+        encode_header(&mut map, &init, &geo);
+        // SAFETY: the mapping outlives the region.
+        let region = unsafe { Region::new(map.as_mut_ptr(), geo, false) };
+        let meta = MetaStream::new();
+        for (id, text) in [
+            (1, "kernel_a"),
+            (2, "ProfilerStep#1"),
+            (3, "cudaLaunchKernel"),
+        ] {
+            let len = records::string_record_len(text.as_bytes());
+            assert!(meta.write(
+                &region,
+                len,
+                &mut |b| records::encode_string(b, id, text.as_bytes()),
+                &mut |_, _| true
+            ));
+        }
+        let claim = |tid: u32| match region.claim_chunk(ChunkKind::Thread, tid, &mut |_, _| true) {
+            Claim::Chunk(c) => c,
+            other => panic!("capacity: {other:?}"),
+        };
+        let tids = [100u32, 101, 102];
+        let mut writers: Vec<ChunkWriter> = tids.iter().map(|&t| claim(t)).collect();
+        for (w, e) in events {
+            let tid = tids[*w];
+            let (len, fill): (usize, Box<dyn Fn(&mut [u8])>) = match e.clone() {
+                Ev::Span { ts, dur } => {
+                    let r = Span {
+                        op: HostOp::Read as u8,
+                        obj: 0,
+                        ts,
+                        dur,
+                        bytes: 4096,
+                    };
+                    (Span::LEN, Box::new(move |b| r.encode(b)))
+                }
+                Ev::Api { ts, corr } => {
+                    let r = Api {
+                        domain: 1,
+                        tid,
+                        start: ts,
+                        end: ts + 3_000,
+                        correlation: corr,
+                        cbid: 211,
+                        result: 0,
+                    };
+                    (Api::LEN, Box::new(move |b| r.encode(b)))
+                }
+                Ev::Sample { ts } => {
+                    let r = Sample {
+                        state: b'R',
+                        tid,
+                        ts,
+                        ..Default::default()
+                    };
+                    (Sample::LEN, Box::new(move |b| r.encode(b)))
+                }
+                Ev::Kernel {
+                    device,
+                    stream,
+                    grid,
+                    ts,
+                } => {
+                    let r = Kernel {
+                        device,
+                        start: ts,
+                        end: ts + 2_000,
+                        correlation: grid,
+                        stream,
+                        name: 1,
+                        grid_x: grid,
+                        block_x: 128,
+                        ..Default::default()
+                    };
+                    (Kernel::LEN, Box::new(move |b| r.encode(b)))
+                }
+                Ev::Memcpy { device, stream, ts } => {
+                    let r = Memcpy {
+                        copy_kind: 1,
+                        device,
+                        start: ts,
+                        end: ts + 500,
+                        stream,
+                        src_kind: 1,
+                        dst_kind: 3,
+                        bytes: 1 << 20,
+                        ..Default::default()
+                    };
+                    (Memcpy::LEN, Box::new(move |b| r.encode(b)))
+                }
+                Ev::Marker { start, id, ts } => {
+                    let r = Marker {
+                        flags: if start {
+                            marker_flags::START
+                        } else {
+                            marker_flags::END
+                        },
+                        tid,
+                        ts,
+                        id,
+                        name: 2,
+                        domain: 0,
+                    };
+                    (Marker::LEN, Box::new(move |b| r.encode(b)))
+                }
+            };
+            let wr = &mut writers[*w];
+            // SAFETY: each writer is used by this thread only.
+            if !unsafe { wr.write(len, &*fill) } {
+                unsafe { wr.seal() };
+                *wr = claim(tid);
+                assert!(unsafe { wr.write(len, &*fill) });
+            }
+        }
+        for w in &mut writers {
+            // SAFETY: as above.
+            unsafe { w.seal() };
+        }
+        map.flush().expect("flush");
+    }
+
+    /// Everything a reader produces, for comparing two readings.
+    fn everything(mut t: Timeline) -> String {
+        t.finalize();
+        let strings: Vec<String> = t.strings.iter().map(|(_, s)| s.to_string()).collect();
+        format!(
+            "{strings:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+            t.processes, t.gpus, t.ooms, t.notes
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// On recordings of many chunks from several threads, with launch
+        /// configurations first seen in different batches, and with bytes
+        /// flipped, the batched decoder reads what the simple one reads.
+        #[test]
+        fn batched_decoding_matches_the_simple_decoder(
+            events in proptest::collection::vec((0usize..3, ev()), 4000..7000),
+            flips in proptest::collection::vec((any::<u32>(), any::<u8>()), 0..4),
+        ) {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let path = dir.path().join("7.sst");
+            write_recording(&path, &events);
+            if !flips.is_empty() {
+                let mut bytes = std::fs::read(&path).expect("read");
+                let start = 64 << 10;
+                for (at, x) in &flips {
+                    let i = start + *at as usize % (bytes.len() - start);
+                    bytes[i] ^= x | 1;
+                }
+                std::fs::write(&path, bytes).expect("write");
+            }
+            let chunks = TraceFile::open(&path)
+                .expect("open")
+                .view()
+                .expect("view")
+                .chunks()
+                .count();
+            prop_assert!(chunks > 32, "only {chunks} chunks");
+            let a = read_file_with(&path, false).expect("batched");
+            let b = read_file_with(&path, true).expect("simple");
+            prop_assert_eq!(everything(a), everything(b));
+        }
+    }
+
+    /// The batched decoder and the simple one agree.
     #[test]
     fn both_decoders_agree_on_the_sample_recordings() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
         let mut n = 0;
         for dir in std::fs::read_dir(&root).expect("traces/") {
             for f in super::super::trace_files(&dir.expect("entry").path()).expect("files") {
-                let mut a = read_file_with(&f, true).expect("direct");
-                let mut b = read_file_with(&f, false).expect("partials");
+                let mut a = read_file_with(&f, false).expect("batched");
+                let mut b = read_file_with(&f, true).expect("simple");
                 a.finalize();
                 b.finalize();
                 let strings = |t: &Timeline| {

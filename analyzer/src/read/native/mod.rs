@@ -3,6 +3,7 @@
 //! parallel batches and merged per thread and per stream. All processes of a
 //! recording share CLOCK_MONOTONIC, so they land on one timeline.
 
+mod batch;
 mod corr;
 mod decode;
 mod file;

@@ -384,15 +384,18 @@ impl Classifier<'_> {
                 prio,
             })
         };
-        let sorted = spans
-            .windows(2)
-            .all(|w| (w[0].ts, Reverse(w[0].dur)) <= (w[1].ts, Reverse(w[1].dur)));
+        let key = |s: &HostSpan| (s.ts, Reverse(s.dur));
         let mut out = Vec::new();
-        let mut samples = SampleCursor::new(th, lo);
+        // Sorted input is streamed; its order is checked on the way (a full
+        // pass just to check was a sixth of the sweep's time), and any
+        // disorder among the spans used sends it to the sorting path.
+        let first_after = spans.partition_point(|s| s.ts <= lo);
+        let mut sorted = spans[..first_after]
+            .windows(2)
+            .all(|w| key(&w[0]) <= key(&w[1]));
         if sorted {
             // Spans that start by `lo` all start at `lo` once clipped; among
             // them the longest comes first.
-            let first_after = spans.partition_point(|s| s.ts <= lo);
             let mut head: Vec<Mark> = Vec::new();
             for s in &spans[..first_after] {
                 if s.end() > lo && s.ts < hi {
@@ -400,13 +403,22 @@ impl Classifier<'_> {
                 }
             }
             head.sort_by_key(|m| Reverse(m.end));
+            let mut prev = first_after.checked_sub(1).map(|i| &spans[i]);
             let rest = spans[first_after..]
                 .iter()
-                .take_while(|s| s.ts < hi)
+                .take_while(|s| {
+                    let in_order = prev.is_none_or(|p| key(p) <= key(s));
+                    prev = Some(s);
+                    sorted &= in_order;
+                    in_order && s.ts < hi
+                })
                 .filter_map(&mut mark);
+            let mut samples = SampleCursor::new(th, lo);
             sweep(head.into_iter().chain(rest), lo, hi, &mut samples, &mut out);
-        } else {
+        }
+        if !sorted {
             // Unsorted input (a hand-built timeline): collect and sort.
+            out.clear();
             let mut marks: Vec<Mark> = Vec::new();
             for s in spans {
                 if s.ts >= hi {
@@ -418,6 +430,7 @@ impl Classifier<'_> {
                 marks.extend(mark(s));
             }
             marks.sort_by_key(|m| (m.start, Reverse(m.end)));
+            let mut samples = SampleCursor::new(th, lo);
             sweep(marks.into_iter(), lo, hi, &mut samples, &mut out);
         }
         out

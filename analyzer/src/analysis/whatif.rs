@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap;
 
 use super::activity::{Act, Seg, Sub};
 use super::busy::PrecisionMap;
-use super::context::{Context, ThreadRef, clip};
+use super::context::{Context, ThreadRef, clip, clip_one};
 use crate::model::{Gpu, GpuOp, HostSpan, Ns, Precision};
 
 /// A sync call costs at least this much even when nothing is left to wait for.
@@ -391,61 +391,39 @@ impl Replay<'_> {
         self.run_all(&[change], marks).pop().expect("one lane")
     }
 
-    /// `run` for several changes, in one walk over the ops.
+    /// `run` for several changes, in one walk over the ops. The walk (which
+    /// op comes next, and where it falls on the host timeline) is shared; the
+    /// lanes follow it a block of steps behind, in groups, so the walk and
+    /// the groups run on different cores.
     pub fn run_all(&self, changes: &[&Change], marks: &[Ns]) -> Vec<(Vec<Ns>, Ns)> {
-        let (w0, w1) = self.window;
-        let mut lanes: Vec<Lane> = changes
+        let w0 = self.window.0;
+        let lanes: Vec<Lane> = changes
             .iter()
             .map(|c| Lane::new(c, w0, self.streams.len(), self.slots, marks.len()))
             .collect();
         let need_precision = lanes.iter().any(|l| !l.speed_identity);
-        let mut ops = OpSource::new(self);
-        let mut next = ops.next(self);
-        let mut mi = 0;
-        for (segs, from, to) in &self.stretches {
-            for s in clip(segs, *from, *to) {
-                for l in &mut lanes {
-                    l.enter(&s);
-                }
-                // Ops and marks inside this segment, mapped onto the new clocks.
-                loop {
-                    let op_t = next.map(|o| o.anchor).filter(|&t| t < s.end);
-                    let mark_t = marks.get(mi).copied().filter(|&t| t < s.end);
-                    match (op_t, mark_t) {
-                        (Some(t), m) if m.is_none_or(|m| t < m) => {
-                            let op = ops.facts(self, next.expect("some"), need_precision);
-                            let dt = Offset::new(t - s.start);
-                            for l in &mut lanes {
-                                let at = l.seg_start_new + l.scaled_offset(dt);
-                                l.schedule(&op, at);
-                            }
-                            next = ops.next(self);
-                        }
-                        (_, Some(t)) => {
-                            for l in &mut lanes {
-                                let at = l.seg_start_new + l.scaled(t - s.start);
-                                l.out.push(at.max(l.done));
-                            }
-                            mi += 1;
-                        }
-                        _ => break,
-                    }
-                }
-                for l in &mut lanes {
-                    l.leave(&s);
-                }
-            }
+        let per_group = lanes.len().div_ceil(LANE_GROUPS).max(1);
+        let mut groups: Vec<Group> = Vec::new();
+        let mut lanes = lanes.into_iter().peekable();
+        while lanes.peek().is_some() {
+            groups.push(Group {
+                lanes: lanes.by_ref().take(per_group).collect(),
+                seg: None,
+            });
         }
-        while let Some(o) = next {
-            let op = ops.facts(self, o, need_precision);
-            for l in &mut lanes {
-                let at = l.h + (o.anchor - w1).max(0);
-                l.schedule(&op, at);
-            }
-            next = ops.next(self);
+        let mut walk = Walk::new(self, marks, need_precision);
+        let (mut ready, mut next) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
+        walk.fill(&mut ready);
+        while !ready.is_empty() {
+            rayon::join(
+                || walk.fill(&mut next),
+                || groups.par_iter_mut().for_each(|g| g.follow(&ready)),
+            );
+            std::mem::swap(&mut ready, &mut next);
         }
-        lanes
+        groups
             .into_iter()
+            .flat_map(|g| g.lanes)
             .map(|mut l| {
                 while l.out.len() < marks.len() {
                     l.out.push(l.h.max(l.done));
@@ -454,6 +432,169 @@ impl Replay<'_> {
                 (l.out, end)
             })
             .collect()
+    }
+}
+
+/// Steps the walk hands to the lanes at a time.
+const BLOCK: usize = 16 << 10;
+/// Lanes are followed in this many groups, one task each.
+const LANE_GROUPS: usize = 2;
+
+/// One step of the replay's walk, the same for every lane.
+#[derive(Clone, Copy)]
+enum Step {
+    /// A segment of the critical host timeline begins.
+    Enter(Seg),
+    /// An op launched this far into the current segment.
+    Op(Ns, OpFacts),
+    /// A mark this far into the current segment.
+    Mark(Ns),
+    /// The current segment ends.
+    Leave,
+    /// An op launched this long after the window.
+    After(Ns, OpFacts),
+}
+
+/// The walk: the critical host timeline's segments in order, with the ops
+/// and marks that fall in each, then the ops launched after the window. It
+/// stops after each block and resumes where it was.
+struct Walk<'r, 'a> {
+    r: &'r Replay<'a>,
+    marks: &'r [Ns],
+    need_precision: bool,
+    ops: OpSource,
+    next: Option<OpView>,
+    mi: usize,
+    /// The stretch being walked, and its next segment (None until started).
+    stretch: usize,
+    seg: Option<usize>,
+    /// The segment being walked (clipped to its stretch).
+    current: Option<Seg>,
+}
+
+impl<'r, 'a> Walk<'r, 'a> {
+    fn new(r: &'r Replay<'a>, marks: &'r [Ns], need_precision: bool) -> Self {
+        let mut ops = OpSource::new(r);
+        let next = ops.next(r);
+        Walk {
+            r,
+            marks,
+            need_precision,
+            ops,
+            next,
+            mi: 0,
+            stretch: 0,
+            seg: None,
+            current: None,
+        }
+    }
+
+    /// The next segment of the critical host timeline.
+    fn next_segment(&mut self) -> Option<Seg> {
+        while let Some((segs, from, to)) = self.r.stretches.get(self.stretch) {
+            let i = *self
+                .seg
+                .get_or_insert_with(|| segs.partition_point(|s| s.end <= *from));
+            match segs.get(i).filter(|s| s.start < *to) {
+                Some(s) => {
+                    self.seg = Some(i + 1);
+                    return Some(clip_one(s, *from, *to));
+                }
+                None => {
+                    self.stretch += 1;
+                    self.seg = None;
+                }
+            }
+        }
+        None
+    }
+
+    /// Replaces `out` with the next block of steps; empty when done.
+    fn fill(&mut self, out: &mut Vec<Step>) {
+        out.clear();
+        let r = self.r;
+        while out.len() < BLOCK {
+            if let Some(s) = self.current {
+                // Ops and marks inside this segment; an op before a mark at
+                // the same time.
+                let op_t = self.next.map(|o| o.anchor).filter(|&t| t < s.end);
+                let mark_t = self.marks.get(self.mi).copied().filter(|&t| t < s.end);
+                match (op_t, mark_t) {
+                    (Some(t), m) if m.is_none_or(|m| t < m) => {
+                        let op = self
+                            .ops
+                            .facts(r, self.next.expect("some"), self.need_precision);
+                        out.push(Step::Op(t - s.start, op));
+                        self.next = self.ops.next(r);
+                    }
+                    (_, Some(t)) => {
+                        out.push(Step::Mark(t - s.start));
+                        self.mi += 1;
+                    }
+                    _ => {
+                        out.push(Step::Leave);
+                        self.current = None;
+                    }
+                }
+            } else if let Some(s) = self.next_segment() {
+                out.push(Step::Enter(s));
+                self.current = Some(s);
+            } else if let Some(o) = self.next {
+                let op = self.ops.facts(r, o, self.need_precision);
+                out.push(Step::After((o.anchor - r.window.1).max(0), op));
+                self.next = self.ops.next(r);
+            } else {
+                break;
+            }
+        }
+    }
+}
+
+/// Lanes followed together, and the segment they are in.
+struct Group {
+    lanes: Vec<Lane>,
+    seg: Option<Seg>,
+}
+
+impl Group {
+    fn follow(&mut self, steps: &[Step]) {
+        for step in steps {
+            match step {
+                Step::Enter(s) => {
+                    self.seg = Some(*s);
+                    for l in &mut self.lanes {
+                        l.enter(s);
+                    }
+                }
+                Step::Op(dt, op) => {
+                    let dt = Offset::new(*dt);
+                    for l in &mut self.lanes {
+                        let at = l.seg_start_new + l.scaled_offset(dt);
+                        l.schedule(op, at);
+                    }
+                }
+                Step::Mark(dt) => {
+                    let dt = Offset::new(*dt);
+                    for l in &mut self.lanes {
+                        let at = l.seg_start_new + l.scaled_offset(dt);
+                        l.out.push(at.max(l.done));
+                    }
+                }
+                Step::Leave => {
+                    if let Some(s) = self.seg.take() {
+                        for l in &mut self.lanes {
+                            l.leave(&s);
+                        }
+                    }
+                }
+                Step::After(dt, op) => {
+                    for l in &mut self.lanes {
+                        let at = l.h + dt;
+                        l.schedule(op, at);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -663,6 +804,7 @@ impl Cursor {
 }
 
 /// What a lane needs of an op.
+#[derive(Clone, Copy)]
 struct OpFacts {
     stream: usize,
     latency: Ns,
@@ -846,24 +988,13 @@ impl Lane {
         self.seg_start_new = self.h;
     }
 
-    /// `scaled` for an offset shared by all lanes.
+    /// A time into the current segment, on the new clock.
     #[inline(always)]
     fn scaled_offset(&self, dt: Offset) -> Ns {
         if self.scale == 1.0 {
             dt.ns
         } else {
             (dt.f * self.scale) as Ns
-        }
-    }
-
-    /// `dt` (time into the segment) on the new clock.
-    #[inline]
-    fn scaled(&self, dt: Ns) -> Ns {
-        let dt = dt.max(0);
-        if self.scale == 1.0 && dt < 1 << 53 {
-            dt
-        } else {
-            (dt as f64 * self.scale) as Ns
         }
     }
 

@@ -6,8 +6,14 @@ use super::{Gpu, Ns, Oom, Process, SpanKind, Strings};
 
 /// Sorts `v` stably by `key`, with the result of `sort_by_key`, but cheaply
 /// when `v` is sorted already (one pass, no scratch buffer) or sorted except
-/// for a short tail (the tail is sorted and merged in from the back).
-pub(crate) fn sort_stable<T: Copy, K: Ord>(v: &mut [T], key: impl Fn(&T) -> K) {
+/// for a short tail (the tail is sorted and merged in from the back, on every
+/// core for long lists). Long unsorted lists are sorted on every core.
+pub(crate) fn sort_stable<T, K, F>(v: &mut [T], key: F)
+where
+    T: Copy + Send + Sync,
+    K: Ord,
+    F: Fn(&T) -> K + Sync,
+{
     let n = v.len();
     let mut p = 1;
     while p < n && key(&v[p - 1]) <= key(&v[p]) {
@@ -17,14 +23,49 @@ pub(crate) fn sort_stable<T: Copy, K: Ord>(v: &mut [T], key: impl Fn(&T) -> K) {
         return;
     }
     if n - p > n / 4 {
-        v.sort_by_key(key);
+        if n >= PARALLEL_MERGE_MIN {
+            v.par_sort_by_key(key);
+        } else {
+            v.sort_by_key(key);
+        }
         return;
     }
     let mut tail = v[p..].to_vec();
     tail.sort_by_key(&key);
+    merge_tail(v, p, &tail, &key, PARALLEL_MERGE_MIN);
+}
+
+/// Lists at least this long are merged (and sorted) on several cores.
+const PARALLEL_MERGE_MIN: usize = 1 << 20;
+
+/// Merges the sorted `tail` into the sorted `v[..p]`, in `v` (whose last
+/// `tail.len()` slots are free); a tail element goes after prefix elements
+/// with an equal key (it came after them). Lists of `par_min` or more are
+/// cut in two at a tail element and the halves merged at once: the upper
+/// half's first prefix elements lie where the lower half ends up, so they
+/// are set aside first.
+fn merge_tail<T, K, F>(v: &mut [T], p: usize, tail: &[T], key: &F, par_min: usize)
+where
+    T: Copy + Send + Sync,
+    K: Ord,
+    F: Fn(&T) -> K + Sync,
+{
+    debug_assert_eq!(v.len(), p + tail.len());
+    if v.len() >= par_min && tail.len() >= 2 {
+        let b = tail.len() / 2;
+        let a = v[..p].partition_point(|x| key(x) <= key(&tail[b]));
+        let aside: Vec<T> = v[a..(a + b).min(p)].to_vec();
+        let in_place = p.saturating_sub(a + b);
+        let (lower, upper) = v.split_at_mut(a + b);
+        rayon::join(
+            || merge_tail(lower, a, &tail[..b], key, par_min),
+            || merge_upper(upper, &aside, in_place, &tail[b..], key),
+        );
+        return;
+    }
     // Each tail element goes after the prefix elements with keys up to its
-    // own (it came after them); the prefix moves right in blocks, from the
-    // back, each block by the number of tail elements after it.
+    // own; the prefix moves right in blocks, from the back, each block by the
+    // number of tail elements after it.
     let mut end = p;
     for (j, t) in tail.iter().enumerate().rev() {
         let at = v[..end].partition_point(|x| key(x) <= key(t));
@@ -32,6 +73,36 @@ pub(crate) fn sort_stable<T: Copy, K: Ord>(v: &mut [T], key: impl Fn(&T) -> K) {
         v[at + j] = *t;
         end = at;
     }
+}
+
+/// `merge_tail` for the upper half of a cut: the prefix is `aside` followed
+/// by `v[..in_place]`.
+fn merge_upper<T, K, F>(v: &mut [T], aside: &[T], in_place: usize, tail: &[T], key: &F)
+where
+    T: Copy,
+    K: Ord,
+    F: Fn(&T) -> K,
+{
+    debug_assert_eq!(v.len(), aside.len() + in_place + tail.len());
+    let (mut end, mut aside_end) = (in_place, aside.len());
+    for (j, t) in tail.iter().enumerate().rev() {
+        // In-place elements after `t` move right past it; once they are all
+        // placed, the set-aside ones follow.
+        let at = v[..end].partition_point(|x| key(x) <= key(t));
+        v.copy_within(at..end, aside.len() + at + j + 1);
+        end = at;
+        let before = if end > 0 {
+            aside.len() + end
+        } else {
+            let s = aside[..aside_end].partition_point(|x| key(x) <= key(t));
+            v[s + j + 1..aside_end + j + 1].copy_from_slice(&aside[s..aside_end]);
+            aside_end = s;
+            s
+        };
+        v[before + j] = *t;
+    }
+    v.copy_within(..end, aside.len());
+    v[..aside_end].copy_from_slice(&aside[..aside_end]);
 }
 
 /// Where a timeline came from.
@@ -348,7 +419,7 @@ impl CorrIndex {
 
 #[cfg(test)]
 mod tests {
-    use super::sort_stable;
+    use super::{merge_tail, sort_stable};
 
     /// The result of a stable sort, for sorted lists, lists with a short
     /// unsorted tail, and shuffled ones.
@@ -378,8 +449,19 @@ mod tests {
             }
             let mut want = v.clone();
             want.sort_by_key(|e| e.0);
+            let mut cut = v.clone();
             sort_stable(&mut v, |e| e.0);
             assert_eq!(v, want, "case {case}");
+            // The same merges, cut in halves down to a few elements.
+            let p = (1..cut.len())
+                .find(|&i| cut[i - 1].0 > cut[i].0)
+                .unwrap_or(cut.len());
+            let mut tail = cut[p..].to_vec();
+            tail.sort_by_key(|e| e.0);
+            if cut[..p].is_sorted_by_key(|e| e.0) {
+                merge_tail(&mut cut, p, &tail, &|e: &(u64, usize)| e.0, 3);
+                assert_eq!(cut, want, "case {case}, cut");
+            }
         }
     }
 }

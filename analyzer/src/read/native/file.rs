@@ -422,6 +422,9 @@ mod tests {
     use stallscope_format::records::{self, Api, Kernel, Marker, Memcpy, Sample, Span};
     use stallscope_format::writer::{ChunkWriter, Claim, MetaStream, Region};
 
+    /// Writes one record into its slot.
+    type Fill = Box<dyn Fn(&mut [u8])>;
+
     /// One event of a generated recording.
     #[derive(Debug, Clone)]
     enum Ev {
@@ -525,7 +528,7 @@ mod tests {
         let mut writers: Vec<ChunkWriter> = tids.iter().map(|&t| claim(t)).collect();
         for (w, e) in events {
             let tid = tids[*w];
-            let (len, fill): (usize, Box<dyn Fn(&mut [u8])>) = match e.clone() {
+            let (len, fill): (usize, Fill) = match e.clone() {
                 Ev::Span { ts, dur } => {
                     let r = Span {
                         op: HostOp::Read as u8,

@@ -63,11 +63,10 @@ fn span(ts: Ns, dur: Ns, kind: SpanKind, id: u32, arg: u64) -> HostSpan {
 }
 
 fn kernel(start: Ns, end: Ns, name: StrId, corr: u32, launch: u32, precision: Precision) -> GpuOp {
-    GpuOp {
-        launch,
-        precision,
-        ..GpuOp::new(GpuOpKind::Kernel, start, end, corr, name)
-    }
+    let mut op = GpuOp::new(GpuOpKind::Kernel, start, end, corr, name);
+    op.set_launch(launch);
+    op.precision = precision;
+    op
 }
 
 /// One trainer (launches, syncs, batch waits, reads, samples) feeding one GPU
@@ -122,21 +121,16 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
             memcpy,
             corr as u64,
         ));
-        s13.push(GpuOp {
-            bytes: 64 << 20,
-            copy: CopyKind::HTOD,
-            src: MemKind::PAGEABLE,
-            dst: MemKind::DEVICE,
-            kind: GpuOpKind::Memcpy,
-            ..kernel(
-                t0 + 15 * MS + 40 * US,
-                t0 + 17 * MS,
-                0,
-                corr,
-                u32::MAX,
-                Precision::Unknown,
-            )
-        });
+        let mut copy = GpuOp::new(
+            GpuOpKind::Memcpy,
+            t0 + 15 * MS + 40 * US,
+            t0 + 17 * MS,
+            corr,
+            0,
+        )
+        .with_bytes(64 << 20);
+        (copy.copy, copy.src, copy.dst) = (CopyKind::HTOD, MemKind::PAGEABLE, MemKind::DEVICE);
+        s13.push(copy);
         main.spans.push(span(
             t0 + 16 * MS,
             90 * MS,
@@ -466,14 +460,14 @@ fn chrome_json(tl: &Timeline, d: &Diagnosis, out: &mut dyn Write) -> io::Result<
                     us(o.end - o.start),
                     o.corr
                 );
-                if let Some(lc) = g.launch_configs.get(o.launch as usize) {
+                if let Some(lc) = g.launch_configs.get(o.launch() as usize) {
                     let _ = write!(line, r#","grid":{:?},"block":{:?}"#, lc.grid, lc.block);
                 }
                 if o.kind == GpuOpKind::Memcpy {
                     let _ = write!(
                         line,
                         r#","bytes":{},"src":"{}","dst":"{}""#,
-                        o.bytes,
+                        o.bytes(),
                         o.src.name(),
                         o.dst.name()
                     );

@@ -258,7 +258,7 @@ fn fingerprint(tl: &Timeline) -> Vec<String> {
     for g in &tl.gpus {
         for s in &g.streams {
             for o in &s.ops {
-                let lc = g.launch_configs.get(o.launch as usize);
+                let lc = g.launch_configs.get(o.launch() as usize);
                 v.push(format!(
                     "{} {} {} {} {:?} {:?} {}",
                     s.id,

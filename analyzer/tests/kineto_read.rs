@@ -116,7 +116,7 @@ fn current_format() {
         (k.kind, k.precision),
         (GpuOpKind::Kernel, Precision::Unknown)
     );
-    let lc = g.launch_configs[k.launch as usize];
+    let lc = g.launch_configs[k.launch() as usize];
     assert_eq!(
         (lc.grid, lc.block, lc.shared_mem, lc.registers),
         ([64, 2, 1], [256, 1, 1], 32768, 128)
@@ -129,7 +129,7 @@ fn current_format() {
 
     let (_, _, m) = op_named(&tl, &all, "Memcpy");
     assert_eq!(
-        (m.kind, m.copy, m.src, m.dst, m.bytes),
+        (m.kind, m.copy, m.src, m.dst, m.bytes()),
         (
             GpuOpKind::Memcpy,
             CopyKind::HTOD,
@@ -140,7 +140,7 @@ fn current_format() {
     );
     let (_, s, ms) = op_named(&tl, &all, "Memset");
     assert_eq!(
-        (*s, ms.kind, ms.dst, ms.bytes),
+        (*s, ms.kind, ms.dst, ms.bytes()),
         (20, GpuOpKind::Memset, MemKind::DEVICE, 1024)
     );
     let (_, _, z) = op_named(&tl, &all, "triton_poi");
@@ -212,7 +212,7 @@ fn format_of_2021() {
     );
     let (_, _, m) = op_named(&tl, &all, "Memcpy");
     assert_eq!(
-        (m.copy, m.src, m.dst, m.bytes, m.corr),
+        (m.copy, m.src, m.dst, m.bytes(), m.corr),
         (
             CopyKind::DTOH,
             MemKind::DEVICE,
@@ -308,12 +308,12 @@ fn quirks_are_tolerated() {
     );
     let (dev, stream, n) = op_named(&tl, &all, "no_args_kernel");
     assert_eq!(
-        (*dev, *stream, n.corr, n.launch),
+        (*dev, *stream, n.corr, n.launch()),
         (1, 4, 0, u32::MAX),
         "device from pid, stream from tid"
     );
     let (_, stream, o) = op_named(&tl, &all, "odd_args");
-    assert_eq!((*stream, o.corr, o.launch), (5, 0, u32::MAX));
+    assert_eq!((*stream, o.corr, o.launch()), (5, 0, u32::MAX));
     let notes: Vec<&str> = tl.notes.iter().map(|n| n.text.as_str()).collect();
     assert!(
         notes

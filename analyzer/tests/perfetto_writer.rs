@@ -146,7 +146,7 @@ fn odd_timelines_write_without_panicking() {
         ..Process::default()
     }];
     let mut bad = op(GpuOpKind::Memcpy, 100, 50, 9_999, u32::MAX);
-    bad.launch = 3;
+    bad.set_launch(3);
     tl.gpus = vec![Gpu {
         id: u32::MAX,
         streams: vec![Stream {

@@ -56,17 +56,9 @@ fn op(
     copy: CopyKind,
     src: MemKind,
 ) -> GpuOp {
-    GpuOp {
-        bytes: if kind == GpuOpKind::Kernel {
-            0
-        } else {
-            4 << 20
-        },
-        copy,
-        src,
-        dst: MemKind::DEVICE,
-        ..GpuOp::new(kind, start, start + dur, corr, name)
-    }
+    let mut op = GpuOp::new(kind, start, start + dur, corr, name).with_bytes(4 << 20);
+    (op.copy, op.src, op.dst) = (copy, src, MemKind::DEVICE);
+    op
 }
 
 fn timeline(seed: u64) -> Timeline {

@@ -84,12 +84,16 @@ pub fn analyze(cx: &Context, steps: &Steps) -> MemoryFacts {
             {
                 if o.copy == CopyKind::HTOD && o.src == MemKind::PAGEABLE {
                     f.pageable_copies += 1;
-                    f.pageable_bytes += o.bytes;
+                    f.pageable_bytes += o.bytes();
                     f.pageable_ns += o.dur();
                 }
-                if o.bytes >= OFFLOAD_MIN_BYTES && matches!(o.copy, CopyKind::HTOD | CopyKind::DTOH)
+                if o.bytes() >= OFFLOAD_MIN_BYTES
+                    && matches!(o.copy, CopyKind::HTOD | CopyKind::DTOH)
                 {
-                    by_size.entry((o.copy.0, o.bytes)).or_default().push(o.corr);
+                    by_size
+                        .entry((o.copy.0, o.bytes()))
+                        .or_default()
+                        .push(o.corr);
                 }
             }
         }

@@ -111,19 +111,20 @@ impl Precision {
     }
 }
 
-/// One piece of GPU work on a stream.
+/// One piece of GPU work on a stream. There are tens of millions of these, so
+/// a kernel's launch configuration and a copy's byte count share a field (40
+/// bytes, not 48).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GpuOp {
     pub start: Ns,
     pub end: Ns,
-    /// Bytes copied or set; 0 for kernels.
-    pub bytes: u64,
+    /// Kernels: index into `Gpu::launch_configs`, or u32::MAX. Copies and
+    /// memsets: the bytes copied or set.
+    extra: u64,
     /// Correlation id linking the op to its launching API call (0 = none).
     pub corr: u32,
     /// Kernel name, or a description for copies and memsets.
     pub name: StrId,
-    /// Index into `Gpu::launch_configs`, or u32::MAX.
-    pub launch: u32,
     pub kind: GpuOpKind,
     pub copy: CopyKind,
     pub src: MemKind,
@@ -138,15 +139,55 @@ impl GpuOp {
         GpuOp {
             start,
             end,
-            bytes: 0,
+            extra: if kind == GpuOpKind::Kernel {
+                u32::MAX as u64
+            } else {
+                0
+            },
             corr,
             name,
-            launch: u32::MAX,
             kind,
             copy: CopyKind::UNKNOWN,
             src: MemKind::UNKNOWN,
             dst: MemKind::UNKNOWN,
             precision: Precision::Unknown,
+        }
+    }
+
+    /// Bytes copied or set; 0 for kernels.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        if self.kind == GpuOpKind::Kernel {
+            0
+        } else {
+            self.extra
+        }
+    }
+
+    /// A kernel's index into `Gpu::launch_configs`; u32::MAX if unknown, and
+    /// for copies and memsets.
+    #[inline]
+    pub fn launch(&self) -> u32 {
+        if self.kind == GpuOpKind::Kernel {
+            self.extra as u32
+        } else {
+            u32::MAX
+        }
+    }
+
+    /// Sets the bytes of a copy or memset (kernels have none).
+    pub fn with_bytes(mut self, bytes: u64) -> GpuOp {
+        if self.kind != GpuOpKind::Kernel {
+            self.extra = bytes;
+        }
+        self
+    }
+
+    /// Sets a kernel's launch configuration index (others have none).
+    #[inline]
+    pub fn set_launch(&mut self, launch: u32) {
+        if self.kind == GpuOpKind::Kernel {
+            self.extra = launch as u64;
         }
     }
 
@@ -244,5 +285,26 @@ impl Gpu {
                 self.streams.last_mut().expect("just pushed")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel's launch configuration and a copy's bytes share a field: each
+    /// kind reads and sets only its own, and the op stays 40 bytes.
+    #[test]
+    fn launch_and_bytes_share_a_field() {
+        assert_eq!(std::mem::size_of::<GpuOp>(), 40);
+        let mut k = GpuOp::new(GpuOpKind::Kernel, 0, 10, 1, 2).with_bytes(99);
+        assert_eq!((k.launch(), k.bytes()), (u32::MAX, 0));
+        k.set_launch(7);
+        assert_eq!((k.launch(), k.bytes()), (7, 0));
+        let mut c = GpuOp::new(GpuOpKind::Memcpy, 0, 10, 1, 2).with_bytes(1 << 40);
+        c.set_launch(7);
+        assert_eq!((c.launch(), c.bytes()), (u32::MAX, 1 << 40));
+        let m = GpuOp::new(GpuOpKind::Memset, 0, 10, 1, 2);
+        assert_eq!((m.launch(), m.bytes()), (u32::MAX, 0));
     }
 }

@@ -109,8 +109,8 @@ fn gpu_op(cx: &Cx, w: &mut PacketWriter, g: usize, s: usize, i: usize, ordinal: 
             w.stats.kernels += 1;
             let n = name(cx, w, op.name, "kernel");
             w.start(TYPE_SLICE_BEGIN, uuid, n, "kernel");
-            if let Some(lc) = gpu.launch_configs.get(op.launch as usize) {
-                let [grid, block] = w.intern.launch(g, op.launch, lc);
+            if let Some(lc) = gpu.launch_configs.get(op.launch() as usize) {
+                let [grid, block] = w.intern.launch(g, op.launch(), lc);
                 w.arg_interned("grid", grid);
                 w.arg_interned("block", block);
                 if lc.shared_mem > 0 {
@@ -133,19 +133,19 @@ fn gpu_op(cx: &Cx, w: &mut PacketWriter, g: usize, s: usize, i: usize, ordinal: 
                 w.intern.name_str(op.name, &cx.tl.strings)
             };
             w.start(TYPE_SLICE_BEGIN, uuid, n, "memcpy");
-            w.arg_uint("bytes", op.bytes);
+            w.arg_uint("bytes", op.bytes());
             w.arg_text("kind", op.copy.name());
             w.arg_text("src", op.src.name());
             w.arg_text("dst", op.dst.name());
             let dur = op.end.saturating_sub(op.start);
             if dur > 0 {
-                w.arg_double("GB/s", op.bytes as f64 / dur as f64);
+                w.arg_double("GB/s", op.bytes() as f64 / dur as f64);
             }
         }
         GpuOpKind::Memset => {
             let n = name(cx, w, op.name, "Memset");
             w.start(TYPE_SLICE_BEGIN, uuid, n, "memset");
-            w.arg_uint("bytes", op.bytes);
+            w.arg_uint("bytes", op.bytes());
             w.arg_text("dst", op.dst.name());
         }
     }

@@ -142,34 +142,25 @@ impl Builder {
         let a = &ev.args;
         let bytes = a.bytes.filter(|b| *b > 0).unwrap_or(0) as u64;
         let id = self.tl.strings.intern(name);
-        let mut op = GpuOp::new(GpuOpKind::Kernel, start, end, corr_of(a), id);
+        let kind = match class {
+            Class::Memcpy => GpuOpKind::Memcpy,
+            Class::Memset => GpuOpKind::Memset,
+            _ => GpuOpKind::Kernel,
+        };
+        let mut op = GpuOp::new(kind, start, end, corr_of(a), id).with_bytes(bytes);
         match class {
             Class::Memcpy => {
-                let (copy, src, dst) = category::memcpy_kinds(name);
-                op = GpuOp {
-                    kind: GpuOpKind::Memcpy,
-                    bytes,
-                    copy,
-                    src,
-                    dst,
-                    ..op
-                };
+                (op.copy, op.src, op.dst) = category::memcpy_kinds(name);
             }
             Class::Memset => {
-                let dst = category::memset_kind(name);
-                op = GpuOp {
-                    kind: GpuOpKind::Memset,
-                    bytes,
-                    dst,
-                    ..op
-                };
+                op.dst = category::memset_kind(name);
             }
             _ => {
                 if is_collective_kernel(name) {
                     op.precision = Precision::Comm;
                 }
                 if a.grid.is_some() || a.block.is_some() {
-                    op.launch = self.launch_config(gi, a);
+                    op.set_launch(self.launch_config(gi, a));
                 }
             }
         }
@@ -369,7 +360,12 @@ impl Builder {
                 let ops = &mut self.tl.gpus[gi].streams[si].ops;
                 ops.extend(st.ops.into_iter().map(|mut op| {
                     op.name = remap(op.name);
-                    op.launch = launch.get(op.launch as usize).copied().unwrap_or(u32::MAX);
+                    op.set_launch(
+                        launch
+                            .get(op.launch() as usize)
+                            .copied()
+                            .unwrap_or(u32::MAX),
+                    );
                     op
                 }));
             }

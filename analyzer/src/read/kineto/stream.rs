@@ -237,7 +237,14 @@ mod tests {
             t.gpus[0].streams[0]
                 .ops
                 .iter()
-                .map(|o| (o.start, o.corr, t.strings.get(o.name).to_owned(), o.launch))
+                .map(|o| {
+                    (
+                        o.start,
+                        o.corr,
+                        t.strings.get(o.name).to_owned(),
+                        o.launch(),
+                    )
+                })
                 .collect::<Vec<_>>()
         };
         assert_eq!(ops(&one), ops(&two));

@@ -205,8 +205,8 @@ impl ChunkOut {
             }
             for (i, op) in v.iter().enumerate() {
                 let mut op = *op;
-                if op.launch != u32::MAX {
-                    op.launch = self.remap[op.launch as usize];
+                if op.launch() != u32::MAX {
+                    op.set_launch(self.remap[op.launch() as usize]);
                 }
                 // SAFETY: as above; `i` is below the list's length.
                 unsafe { to.add(i).write(op) };

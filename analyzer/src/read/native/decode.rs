@@ -142,44 +142,41 @@ pub(super) fn sample(s: &SampleRec) -> Sample {
 
 pub(super) fn kernel_op(k: &Kernel, launch: u32, names: &Names) -> GpuOp {
     let (start, end) = (k.start as Ns, k.end.max(k.start) as Ns);
-    GpuOp {
-        launch,
-        ..GpuOp::new(
-            GpuOpKind::Kernel,
-            start,
-            end,
-            k.correlation,
-            names.get(k.name),
-        )
-    }
+    let mut op = GpuOp::new(
+        GpuOpKind::Kernel,
+        start,
+        end,
+        k.correlation,
+        names.get(k.name),
+    );
+    op.set_launch(launch);
+    op
 }
 
 pub(super) fn memcpy_op(m: &stallscope_format::records::Memcpy, names: &Names) -> GpuOp {
     let (start, end) = (m.start as Ns, m.end.max(m.start) as Ns);
     let name = names.copy_name(m.copy_kind, m.src_kind, m.dst_kind);
-    GpuOp {
-        bytes: m.bytes,
-        copy: CopyKind(m.copy_kind),
-        src: MemKind(m.src_kind),
-        dst: MemKind(m.dst_kind),
-        ..GpuOp::new(GpuOpKind::Memcpy, start, end, m.correlation, name)
-    }
+    let mut op = GpuOp::new(GpuOpKind::Memcpy, start, end, m.correlation, name).with_bytes(m.bytes);
+    (op.copy, op.src, op.dst) = (
+        CopyKind(m.copy_kind),
+        MemKind(m.src_kind),
+        MemKind(m.dst_kind),
+    );
+    op
 }
 
 pub(super) fn memset_op(m: &stallscope_format::records::Memset, names: &Names) -> GpuOp {
     let (start, end) = (m.start as Ns, m.end.max(m.start) as Ns);
-    GpuOp {
-        bytes: m.bytes,
-        src: MemKind(m.mem_kind),
-        dst: MemKind(m.mem_kind),
-        ..GpuOp::new(
-            GpuOpKind::Memset,
-            start,
-            end,
-            m.correlation,
-            names.memset_name,
-        )
-    }
+    let mut op = GpuOp::new(
+        GpuOpKind::Memset,
+        start,
+        end,
+        m.correlation,
+        names.memset_name,
+    )
+    .with_bytes(m.bytes);
+    (op.src, op.dst) = (MemKind(m.mem_kind), MemKind(m.mem_kind));
+    op
 }
 
 /// Records that feed the small lists (and thread names, devices, drops).

@@ -151,8 +151,8 @@ fn merge_gpu(into: &mut crate::model::Gpu, g: crate::model::Gpu) {
     into.launch_configs.extend(g.launch_configs);
     for mut s in g.streams {
         for op in &mut s.ops {
-            if op.launch != u32::MAX {
-                op.launch += base;
+            if op.launch() != u32::MAX {
+                op.set_launch(op.launch() + base);
             }
         }
         into.stream_mut(s.id).ops.append(&mut s.ops);

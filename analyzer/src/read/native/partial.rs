@@ -184,8 +184,8 @@ impl Partial {
                 let dst = &mut mine.streams[s].1;
                 dst.extend(ops.iter().map(|op| {
                     let mut op = *op;
-                    if op.launch != u32::MAX {
-                        op.launch = remap.get(op.launch as usize).copied().unwrap_or(u32::MAX);
+                    if op.launch() != u32::MAX {
+                        op.set_launch(remap.get(op.launch() as usize).copied().unwrap_or(u32::MAX));
                     }
                     op
                 }));

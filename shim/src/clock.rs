@@ -9,6 +9,13 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 static USE_TSC: AtomicBool = AtomicBool::new(false);
 /// Ticks per second, refined by the sampler; 1e9 when ticks are nanoseconds.
 static TICKS_PER_SEC: AtomicU64 = AtomicU64::new(1_000_000_000);
+/// The pair every rate is measured from (set by `init`).
+static START_TICKS: AtomicU64 = AtomicU64::new(0);
+static START_MONO: AtomicU64 = AtomicU64::new(0);
+/// When `refine_if_due` next measures the rate (CLOCK_MONOTONIC ns).
+static NEXT_REFINE: AtomicU64 = AtomicU64::new(u64::MAX);
+/// The first refinement, this long after `init`.
+const FIRST_REFINE_NS: u64 = 1_000_000;
 
 /// CLOCK_MONOTONIC in nanoseconds.
 #[inline]
@@ -121,12 +128,46 @@ pub fn init() -> Pair {
             b = pair();
         }
         set_rate(a, b);
+        START_TICKS.store(a.ticks, Ordering::Relaxed);
+        START_MONO.store(a.mono, Ordering::Relaxed);
+        NEXT_REFINE.store(a.mono + FIRST_REFINE_NS, Ordering::Relaxed);
         a
     } else {
         USE_TSC.store(false, Ordering::Relaxed);
         TICKS_PER_SEC.store(1_000_000_000, Ordering::Relaxed);
+        NEXT_REFINE.store(u64::MAX, Ordering::Relaxed);
         pair()
     }
+}
+
+/// Measures the rate again from the start pair once `now` (CLOCK_MONOTONIC)
+/// passes the next refinement time, which then moves twice as far from the
+/// start: at 1 ms, 2 ms, 4 ms... The first calibration spans 50 µs, good to
+/// about 0.1%; this brings a short-lived process, or one that never starts
+/// the sampler, to a few parts per million within milliseconds, for a pair
+/// of clock reads a few dozen times over a whole run. True if the rate was
+/// measured (the caller rescales what depends on it).
+pub fn refine_if_due(now: u64) -> bool {
+    let due = NEXT_REFINE.load(Ordering::Relaxed);
+    if now < due {
+        return false;
+    }
+    let start = Pair {
+        ticks: START_TICKS.load(Ordering::Relaxed),
+        mono: START_MONO.load(Ordering::Relaxed),
+    };
+    let next = start
+        .mono
+        .saturating_add(2 * now.saturating_sub(start.mono));
+    // One thread takes each refinement.
+    if NEXT_REFINE
+        .compare_exchange(due, next, Ordering::Relaxed, Ordering::Relaxed)
+        .is_err()
+    {
+        return false;
+    }
+    set_rate(start, pair());
+    true
 }
 
 /// Sets the tick rate from two pairs; used again later with pairs further apart.
@@ -144,8 +185,12 @@ pub fn set_rate(a: Pair, b: Pair) {
 mod tests {
     use super::*;
 
+    /// The tests here reset the process's clock state.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn calibration_tracks_monotonic() {
+        let _one = ONE_AT_A_TIME.lock();
         let start = init();
         std::thread::sleep(std::time::Duration::from_millis(20));
         let end = pair();
@@ -159,5 +204,34 @@ mod tests {
         let back = ns_to_ticks(ticks_to_ns(1_000_000));
         let slack = ticks_per_sec() / 1_000_000_000 + 1;
         assert!(back.abs_diff(1_000_000) <= slack, "{back} (slack {slack})");
+    }
+
+    /// Refinements come due on a doubling schedule from the start, each taken
+    /// once, and they bring the rate back onto CLOCK_MONOTONIC.
+    #[test]
+    fn refinement_doubles_its_window() {
+        let _one = ONE_AT_A_TIME.lock();
+        let start = init();
+        if !using_tsc() {
+            assert!(
+                !refine_if_due(start.mono + 10 * FIRST_REFINE_NS),
+                "nothing to refine"
+            );
+            return;
+        }
+        assert!(!refine_if_due(start.mono + FIRST_REFINE_NS - 1));
+        // A first calibration 1% off, which the refinement must correct.
+        TICKS_PER_SEC.store(ticks_per_sec() / 100 * 101, Ordering::Relaxed);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let now = mono_ns();
+        assert!(refine_if_due(now));
+        assert!(!refine_if_due(now), "each refinement is taken once");
+        let due = NEXT_REFINE.load(Ordering::Relaxed);
+        assert_eq!(due - start.mono, 2 * (now - start.mono));
+        let end = pair();
+        let measured = ticks_to_ns(end.ticks - start.ticks);
+        let truth = end.mono - start.mono;
+        let err = (measured as f64 - truth as f64).abs() / truth as f64;
+        assert!(err < 1e-4, "tick conversion off by {err}");
     }
 }

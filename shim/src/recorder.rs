@@ -37,6 +37,8 @@ pub struct Recorder {
 static RECORDER: AtomicPtr<Recorder> = AtomicPtr::new(core::ptr::null_mut());
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static THRESHOLD_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
+/// The span threshold in nanoseconds, for rescaling `THRESHOLD_TICKS`.
+static MIN_SPAN_NS: AtomicU64 = AtomicU64::new(0);
 
 /// Counters of threads that found no free slot; never part of the file.
 #[repr(C, align(64))]
@@ -199,6 +201,9 @@ fn span_slow(s: &ThreadState, op: HostOp, target: Target, t0: u64, t1: u64, byte
     let r = catch_unwind(AssertUnwindSafe(|| {
         let Some(rec) = recorder() else { return };
         let end = clock::mono_ns();
+        if clock::refine_if_due(end) {
+            rescale(rec);
+        }
         let dur = ticks_to_ns(t1.wrapping_sub(t0));
         let mut w = Writer { rec, s };
         let (obj, bytes) = match target {
@@ -255,8 +260,16 @@ pub fn uninstall() {
     RECORDER.store(core::ptr::null_mut(), Ordering::Release);
 }
 
+/// After the tick rate is refined: the threshold in ticks, and the rate in
+/// the file's header (which converts the per-thread tick totals).
+pub fn rescale(rec: &Recorder) {
+    set_threshold(MIN_SPAN_NS.load(Ordering::Relaxed));
+    rec.region.set_ticks_per_sec(clock::ticks_per_sec());
+}
+
 /// Recomputes the threshold in ticks (after the tick rate is refined).
 pub fn set_threshold(min_span_ns: u64) {
+    MIN_SPAN_NS.store(min_span_ns, Ordering::Relaxed);
     THRESHOLD_TICKS.store(clock::ns_to_ticks(min_span_ns), Ordering::Relaxed);
 }
 

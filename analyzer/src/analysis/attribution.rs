@@ -74,14 +74,20 @@ pub fn attribute_with(
     launcher: Option<ThreadRef>,
     ev: &mut Evidence,
 ) -> GpuAttribution {
+    attribute_gaps(cx, idle_gaps(cx, g), launcher, ev)
+}
+
+/// The idle gaps of one GPU in the context's window, in order, each with the
+/// op that ends it; and the GPU's busy time there. Finding them walks every
+/// op but needs no host timeline, so it can run while that is built.
+pub struct IdleGaps<'g> {
+    busy_ns: Ns,
+    gaps: Vec<(Ns, Ns, Option<&'g GpuOp>)>,
+}
+
+pub fn idle_gaps<'g>(cx: &Context, g: &'g Gpu) -> IdleGaps<'g> {
     let (w0, w1) = cx.window;
-    let mut st = State {
-        cx,
-        ev,
-        out: Vec::new(),
-        segs: Vec::new(),
-        producers: FxHashMap::default(),
-    };
+    let mut gaps = Vec::new();
     // The op that ends each gap: the first op (in (start, end) order, stream
     // order on ties) starting at or after the gap's end. Gaps come in order,
     // so each stream is scanned once.
@@ -101,8 +107,28 @@ pub fn attribute_with(
                 next = Some(o);
             }
         }
-        st.gap(a, b, next, launcher);
+        gaps.push((a, b, next));
     });
+    IdleGaps { busy_ns, gaps }
+}
+
+/// Attributes the idle gaps found by `idle_gaps`.
+pub fn attribute_gaps(
+    cx: &Context,
+    idle: IdleGaps,
+    launcher: Option<ThreadRef>,
+    ev: &mut Evidence,
+) -> GpuAttribution {
+    let mut st = State {
+        cx,
+        ev,
+        out: Vec::new(),
+        segs: Vec::new(),
+        producers: FxHashMap::default(),
+    };
+    for (a, b, next) in idle.gaps {
+        st.gap(a, b, next, launcher);
+    }
     let gaps = st.out;
     let mut idle_by_cause = [0; 8];
     for gp in &gaps {
@@ -110,8 +136,8 @@ pub fn attribute_with(
         *ev.by_label.entry((gp.cause, gp.sub)).or_default() += gp.dur();
     }
     GpuAttribution {
-        window: (w0, w1),
-        busy_ns,
+        window: cx.window,
+        busy_ns: idle.busy_ns,
         gaps,
         idle_by_cause,
         launcher,

@@ -68,12 +68,13 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         let launcher = attribution::main_launcher(&cx, g);
         lap("launcher");
         // The launching thread's segments (attribution and replay read them)
-        // next to the GPU side of the replay, then attribution next to the
-        // replay's host side.
+        // next to what needs no host timeline (the GPU side of the replay,
+        // the busy time by precision, the idle gaps), then the attribution of
+        // those gaps next to the replay's host side.
         let is_primary = primary_gpu == Some(gi) && launcher.is_some();
-        // Three independent pieces: rayon gives whichever core is free next
+        // Four independent pieces: rayon gives whichever core is free next
         // the one still waiting.
-        let (_, (scan, by_prec)) = rayon::join(
+        let (_, (scan, (by_prec, idle))) = rayon::join(
             || launcher.map(|l| cx.segments(l)),
             || {
                 rayon::join(
@@ -82,7 +83,12 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
                         lap("replay-scan");
                         scan
                     },
-                    || busy::busy_by_precision(g, &cx.precision, window.0, window.1),
+                    || {
+                        rayon::join(
+                            || busy::busy_by_precision(g, &cx.precision, window.0, window.1),
+                            || attribution::idle_gaps(&cx, g),
+                        )
+                    },
                 )
             },
         );
@@ -91,7 +97,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         let marks = findings::step_marks(&steps, window);
         let (mut att, replays) = rayon::join(
             || {
-                let a = attribution::attribute_with(&cx, g, launcher, &mut ev);
+                let a = attribution::attribute_gaps(&cx, idle, launcher, &mut ev);
                 lap("attr");
                 a
             },

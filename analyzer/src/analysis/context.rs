@@ -54,6 +54,24 @@ pub struct Context<'a> {
     long: Mutex<FxHashMap<ThreadRef, Arc<LongSpans>>>,
 }
 
+/// The context's lookups that need neither the correlation index nor the
+/// window, so they can be built beside them.
+pub struct Lookups {
+    names: NameTable,
+    copies: CopyIndex,
+    precision: PrecisionMap,
+}
+
+impl Lookups {
+    pub fn build(tl: &Timeline) -> Lookups {
+        Lookups {
+            names: NameTable::new(&tl.strings),
+            copies: copy_index(tl),
+            precision: PrecisionMap::new(&tl.strings),
+        }
+    }
+}
+
 /// Segments reach this far before the window, to see what led into it.
 const MARGIN: Ns = 50_000_000;
 
@@ -63,11 +81,20 @@ impl<'a> Context<'a> {
     }
 
     pub fn with_index(tl: &'a Timeline, window: (Ns, Ns), corr: CorrIndex) -> Context<'a> {
+        Self::from_parts(tl, window, corr, Lookups::build(tl))
+    }
+
+    pub fn from_parts(
+        tl: &'a Timeline,
+        window: (Ns, Ns),
+        corr: CorrIndex,
+        lookups: Lookups,
+    ) -> Context<'a> {
         Context {
             corr,
-            names: NameTable::new(&tl.strings),
-            copies: copy_index(tl),
-            precision: PrecisionMap::new(&tl.strings),
+            names: lookups.names,
+            copies: lookups.copies,
+            precision: lookups.precision,
             window,
             offload: FxHashSet::default(),
             segs: Mutex::new(FxHashMap::default()),

@@ -37,12 +37,20 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             );
         }
     };
-    let corr = crate::model::CorrIndex::build(tl);
-    lap("corr");
-    let steps = steps::find(tl, &corr);
-    lap("steps");
+    // The correlation index (its second pass is serial) and the steps, next
+    // to the lookups that need neither.
+    let ((corr, steps), lookups) = rayon::join(
+        || {
+            let corr = crate::model::CorrIndex::build(tl);
+            lap("corr");
+            let steps = steps::find(tl, &corr);
+            lap("steps");
+            (corr, steps)
+        },
+        || context::Lookups::build(tl),
+    );
     let window = analysis_window(tl, &steps);
-    let mut cx = context::Context::with_index(tl, window, corr);
+    let mut cx = context::Context::from_parts(tl, window, corr, lookups);
     lap("cx");
     let mem = memory::analyze(&cx, &steps);
     cx.offload = mem.offload.clone();

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Two (or more) stallscope binaries side by side on the synthetic recording of
+# bench/analyze_bench.sh, interleaved so that the machine's drift hits them
+# alike: medians of the phases STALLSCOPE_TIMING prints, and of the wall time.
+# usage: bench/analyze_ab.sh ROUNDS BIN... (the recording must exist: run
+#        bench/analyze_bench.sh first; EVENTS defaults to 50000000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=$1
+shift
+dir=${CARGO_TARGET_DIR:-target}/bench-synth-${EVENTS:-50000000}
+[ -f "$dir/events.count" ] || { echo "no recording at $dir: run bench/analyze_bench.sh first" >&2; exit 2; }
+python3 - "$dir" "$rounds" "$@" <<'PY'
+import os, re, statistics, subprocess, sys, time
+rec, rounds, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+res = {b: {"read": [], "diagnose": [], "wall": []} for b in bins}
+env = dict(os.environ, STALLSCOPE_TIMING="1")
+for _ in range(rounds):
+    for b in bins:
+        t = time.perf_counter()
+        p = subprocess.run([b, "analyze", rec, "-q", "--json", os.devnull],
+                           env=env, capture_output=True, text=True, check=True)
+        res[b]["wall"].append(time.perf_counter() - t)
+        for k in ("read", "diagnose"):
+            res[b][k].append(float(re.search(r"timing: %s ([0-9.]+)" % k, p.stderr).group(1)))
+print(f"medians of {rounds} interleaved runs on {rec}:")
+for b in bins:
+    print(f"  {b}: " + "  ".join(f"{k} {statistics.median(v):.3f} s" for k, v in res[b].items()))
+PY

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Two (or more) stallscope binaries side by side on the synthetic recording of
 # bench/analyze_bench.sh, interleaved so that the machine's drift hits them
-# alike: medians of the phases STALLSCOPE_TIMING prints, and of the wall time.
+# alike (and in a rotating order, as a run is slowed by the one before it):
+# medians of the phases STALLSCOPE_TIMING prints, and of the wall time.
 # usage: bench/analyze_ab.sh ROUNDS BIN... (the recording must exist: run
 #        bench/analyze_bench.sh first; EVENTS defaults to 50000000)
 set -euo pipefail
@@ -15,8 +16,8 @@ import os, re, statistics, subprocess, sys, time
 rec, rounds, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 res = {b: {"read": [], "diagnose": [], "wall": []} for b in bins}
 env = dict(os.environ, STALLSCOPE_TIMING="1")
-for _ in range(rounds):
-    for b in bins:
+for r in range(rounds):
+    for b in bins[r % len(bins):] + bins[:r % len(bins)]:
         t = time.perf_counter()
         p = subprocess.run([b, "analyze", rec, "-q", "--json", os.devnull],
                            env=env, capture_output=True, text=True, check=True)

@@ -4,12 +4,13 @@
 # alike (and in a rotating order, as a run is slowed by the one before it):
 # medians of the phases STALLSCOPE_TIMING prints, and of the wall time.
 # usage: bench/analyze_ab.sh ROUNDS BIN... (the recording must exist: run
-#        bench/analyze_bench.sh first; EVENTS defaults to 50000000)
+#        bench/analyze_bench.sh first; EVENTS defaults to 50000000; REC=DIR
+#        names another recording)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=$1
 shift
-dir=${CARGO_TARGET_DIR:-target}/bench-synth-${EVENTS:-50000000}
+dir=${REC:-${CARGO_TARGET_DIR:-target}/bench-synth-${EVENTS:-50000000}}
 [ -f "$dir/events.count" ] || { echo "no recording at $dir: run bench/analyze_bench.sh first" >&2; exit 2; }
 python3 - "$dir" "$rounds" "$@" <<'PY'
 import os, re, statistics, subprocess, sys, time

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Analysis throughput and peak memory on a synthetic recording.
-# usage: bench/analyze_bench.sh [EVENTS] [RUNS]   (defaults: 50000000, 3)
+# usage: bench/analyze_bench.sh [EVENTS] [RUNS] [--api-from-cupti]
+#   (defaults: 50000000, 3). --api-from-cupti lays the CUDA API records out as
+#   the shim does, in the CUPTI thread's chunks, so the trainer's spans arrive
+#   out of order and the reader sorts them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 events=${1:-50000000}
 runs=${2:-3}
+layout=${3:-}
 cargo build --release -q -p stallscope -p stallscope-bench
 # Binaries (and the recording) live in cargo's target directory.
 tgt=${CARGO_TARGET_DIR:-target}
-dir=$tgt/bench-synth-$events
+dir=$tgt/bench-synth-$events${layout:+-cupti}
 if [ ! -f "$dir/events.count" ]; then
   echo "writing a synthetic recording of $events events to $dir ..."
   rm -rf "$dir"
-  "$tgt"/release/synth_recording "$dir" "$events" >"$dir.count.tmp"
+  "$tgt"/release/synth_recording "$dir" "$events" $layout >"$dir.count.tmp"
   mv "$dir.count.tmp" "$dir/events.count"
 fi
 actual=$(cat "$dir/events.count")

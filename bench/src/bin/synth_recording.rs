@@ -1,5 +1,5 @@
 //! Writes a synthetic native recording of about N events, for the analysis
-//! benchmark: `synth_recording DIR EVENTS`.
+//! benchmark: `synth_recording DIR EVENTS [--api-from-cupti]`.
 //!
 //! A trainer process launches kernels on two streams (an API record and a
 //! kernel record per launch, with ProfilerStep NVTX ranges), reads a file and
@@ -109,6 +109,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = Path::new(&args[1]);
     let target: u64 = args[2].parse().expect("event count");
+    // As the shim writes them, API records come from CUPTI's buffers, in the
+    // CUPTI thread's chunks; by default they sit in the caller's own chunks,
+    // where the caller's spans arrive already in order.
+    let api_from_cupti = args.get(3).is_some_and(|a| a == "--api-from-cupti");
     std::fs::create_dir_all(dir).expect("mkdir");
     let per_step_kernels = 2000u64;
     let steps = (target * 4 / 10 / per_step_kernels).max(2);
@@ -204,7 +208,11 @@ fn main() {
                 cbid: 211,
                 result: 0,
             };
-            trainer.put(&mut wm, main, Api::LEN, &|b| api.encode(b));
+            if api_from_cupti {
+                trainer.put(&mut wc, cupti, Api::LEN, &|b| api.encode(b));
+            } else {
+                trainer.put(&mut wm, main, Api::LEN, &|b| api.encode(b));
+            }
             let start = gpu_free[stream].max(t + 6_000);
             let dur = if k % 10 == 0 { 40_000 } else { 8_000 };
             let kern = Kernel {

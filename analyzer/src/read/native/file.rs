@@ -432,9 +432,12 @@ mod tests {
             ts: u64,
             dur: u64,
         },
+        /// Recorded by one thread for a call of `caller` (as CUPTI's
+        /// buffers are), so a thread's spans come from several owners.
         Api {
             ts: u64,
             corr: u32,
+            caller: usize,
         },
         Sample {
             ts: u64,
@@ -461,7 +464,11 @@ mod tests {
         let ts = 0u64..1_000_000;
         prop_oneof![
             (ts.clone(), 0u64..5_000).prop_map(|(ts, dur)| Ev::Span { ts, dur }),
-            (ts.clone(), 1u32..1000).prop_map(|(ts, corr)| Ev::Api { ts, corr }),
+            (ts.clone(), 1u32..1000, 0usize..3).prop_map(|(ts, corr, caller)| Ev::Api {
+                ts,
+                corr,
+                caller
+            }),
             ts.clone().prop_map(|ts| Ev::Sample { ts }),
             (0u32..2, 0u32..3, 1u32..6, ts.clone()).prop_map(|(device, stream, grid, ts)| {
                 Ev::Kernel {
@@ -539,10 +546,10 @@ mod tests {
                     };
                     (Span::LEN, Box::new(move |b| r.encode(b)))
                 }
-                Ev::Api { ts, corr } => {
+                Ev::Api { ts, corr, caller } => {
                     let r = Api {
                         domain: 1,
-                        tid,
+                        tid: tids[caller],
                         start: ts,
                         end: ts + 3_000,
                         correlation: corr,
@@ -638,13 +645,30 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
         /// On recordings of many chunks from several threads, with launch
-        /// configurations first seen in different batches, and with bytes
+        /// configurations first seen in different batches, API calls recorded
+        /// by other threads, events in or out of time order, and bytes
         /// flipped, the batched decoder reads what the simple one reads.
         #[test]
         fn batched_decoding_matches_the_simple_decoder(
-            events in proptest::collection::vec((0usize..3, ev()), 4000..7000),
+            mut events in proptest::collection::vec((0usize..3, ev()), 4000..7000),
             flips in proptest::collection::vec((any::<u32>(), any::<u8>()), 0..4),
+            in_order in any::<bool>(),
         ) {
+            if in_order {
+                // Each thread records in time order (as the shim does), so a
+                // thread's spans from several owners are merged, not sorted.
+                for (i, (_, e)) in events.iter_mut().enumerate() {
+                    let t = i as u64 * 1_000;
+                    match e {
+                        Ev::Span { ts, .. }
+                        | Ev::Api { ts, .. }
+                        | Ev::Sample { ts }
+                        | Ev::Kernel { ts, .. }
+                        | Ev::Memcpy { ts, .. }
+                        | Ev::Marker { ts, .. } => *ts = t,
+                    }
+                }
+            }
             let dir = tempfile::tempdir().expect("tempdir");
             let path = dir.path().join("7.sst");
             write_recording(&path, &events);
@@ -665,6 +689,18 @@ mod tests {
                 .count();
             prop_assert!(chunks > 32, "only {chunks} chunks");
             let a = read_file_with(&path, false).expect("batched");
+            if in_order && flips.is_empty() {
+                // The owners' spans were merged in time order.
+                for t in a.processes.iter().flat_map(|p| &p.threads) {
+                    let keys: Vec<_> = t
+                        .spans
+                        .iter()
+                        .filter(|s| s.kind != SpanKind::Annotation)
+                        .map(|s| (s.ts, std::cmp::Reverse(s.dur)))
+                        .collect();
+                    prop_assert!(keys.is_sorted(), "thread {}: spans out of order", t.tid);
+                }
+            }
             let b = read_file_with(&path, true).expect("simple");
             prop_assert_eq!(everything(a), everything(b));
         }

@@ -8,16 +8,18 @@
 //! their pages are faulted in once. Then the chunks' places in the final lists
 //! follow from the chunks before them, and the small lists are copied there,
 //! in parallel. Only a batch's worth of decoded events exists twice.
-
-use std::path::Path;
+//!
+//! A thread's spans can come from several chunk owners (its own chunks, and
+//! the CUPTI thread's for its API calls); which owner filled each stretch is
+//! kept, so that the stretches can be merged rather than sorted.
 
 use std::cmp::Reverse;
+use std::path::Path;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
-use stallscope_format::Record;
-use stallscope_format::TraceFile;
 use stallscope_format::reader::Chunk;
+use stallscope_format::{Record, TraceFile};
 
 use super::decode::{Rec, Walk, api_span, host_span, kernel_op, memcpy_op, memset_op, other};
 use super::decode::{config_of, sample};

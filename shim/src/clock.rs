@@ -7,7 +7,7 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 static USE_TSC: AtomicBool = AtomicBool::new(false);
-/// Ticks per second, refined by the sampler; 1e9 when ticks are nanoseconds.
+/// Ticks per second, refined as the process runs; 1e9 when ticks are nanoseconds.
 static TICKS_PER_SEC: AtomicU64 = AtomicU64::new(1_000_000_000);
 /// The pair every rate is measured from (set by `init`).
 static START_TICKS: AtomicU64 = AtomicU64::new(0);
@@ -116,8 +116,8 @@ fn tsc_is_invariant() -> bool {
     false
 }
 
-/// Picks the tick source and makes a first, short calibration (~50 µs; the
-/// sampler refines it after a second, and errors here are ~0.1%).
+/// Picks the tick source and makes a first, short calibration (~50 µs,
+/// good to ~0.1%; `refine_if_due` and the sampler refine it as the process runs).
 /// Returns the start pair.
 pub fn init() -> Pair {
     if tsc_is_invariant() && std::env::var_os("STALLSCOPE_NO_TSC").is_none() {
@@ -152,10 +152,7 @@ pub fn refine_if_due(now: u64) -> bool {
     if now < due {
         return false;
     }
-    let start = Pair {
-        ticks: START_TICKS.load(Ordering::Relaxed),
-        mono: START_MONO.load(Ordering::Relaxed),
-    };
+    let start = start_pair();
     let next = start
         .mono
         .saturating_add(2 * now.saturating_sub(start.mono));
@@ -166,8 +163,23 @@ pub fn refine_if_due(now: u64) -> bool {
     {
         return false;
     }
-    set_rate(start, pair());
+    refine_now();
     true
+}
+
+/// Measures the rate again from the start pair, now; returns the new pair.
+pub fn refine_now() -> Pair {
+    let p = pair();
+    set_rate(start_pair(), p);
+    p
+}
+
+/// The pair `init` took, that rates are measured from.
+fn start_pair() -> Pair {
+    Pair {
+        ticks: START_TICKS.load(Ordering::Relaxed),
+        mono: START_MONO.load(Ordering::Relaxed),
+    }
 }
 
 /// Sets the tick rate from two pairs; used again later with pairs further apart.

@@ -67,7 +67,7 @@ fn start() {
     if begin(cfg, &out, t0, ppid) {
         // SAFETY: registering a plain function; the handler runs in the child only.
         unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
-        sampler::start(cfg.sample_hz, t0, cfg.min_span_ns);
+        sampler::start(cfg.sample_hz, t0);
         gpu::on_start(cfg);
     }
     recorder::release_thread();
@@ -153,7 +153,7 @@ fn restart_in_child() {
     if let (Some(cfg), Some(parent), Some(out)) = (cfg, parent, cfg.and_then(|c| c.out.clone())) {
         let t0 = clock::pair();
         if begin(cfg, &out, t0, parent.pid) {
-            sampler::start(cfg.sample_hz, t0, cfg.min_span_ns);
+            sampler::start(cfg.sample_hz, t0);
         }
     }
     recorder::release_thread();

@@ -47,9 +47,6 @@ impl Drop for Tracked {
 }
 
 static HZ: AtomicU32 = AtomicU32::new(0);
-static START_TICKS: AtomicU64 = AtomicU64::new(0);
-static START_MONO: AtomicU64 = AtomicU64::new(0);
-static MIN_SPAN_NS: AtomicU64 = AtomicU64::new(0);
 static THREAD_STARTED: AtomicBool = AtomicBool::new(false);
 /// Tick count at which the single thread samples itself next; MAX when the
 /// sampler thread runs (or sampling is off).
@@ -61,11 +58,8 @@ static SELF_COUNT: AtomicU64 = AtomicU64::new(0);
 
 /// Arms sampling for this process image (again in a forked child, where the
 /// parent's sampler thread does not exist).
-pub fn start(hz: u32, start: Pair, min_span_ns: u64) {
+pub fn start(hz: u32, start: Pair) {
     HZ.store(hz, Ordering::Relaxed);
-    START_TICKS.store(start.ticks, Ordering::Relaxed);
-    START_MONO.store(start.mono, Ordering::Relaxed);
-    MIN_SPAN_NS.store(min_span_ns, Ordering::Relaxed);
     THREAD_STARTED.store(false, Ordering::Relaxed);
     SELF_CLOCK.store(start.mono, Ordering::Relaxed);
     SELF_NAME.store(0, Ordering::Relaxed);
@@ -85,15 +79,10 @@ pub fn ensure_thread() {
         return;
     }
     NEXT_SELF.store(u64::MAX, Ordering::Relaxed);
-    let start = Pair {
-        ticks: START_TICKS.load(Ordering::Relaxed),
-        mono: START_MONO.load(Ordering::Relaxed),
-    };
-    let min_span_ns = MIN_SPAN_NS.load(Ordering::Relaxed);
     let spawned = std::thread::Builder::new()
         .name("stallscope".into())
         .stack_size(256 * 1024)
-        .spawn(move || run(hz, start, min_span_ns));
+        .spawn(move || run(hz));
     if let Err(e) = spawned {
         diag::say(&format!(
             "cannot start the sampler thread ({e}); thread samples are off"
@@ -150,11 +139,7 @@ pub fn sample_self(w: &mut Writer<'_>, now_ticks: u64) {
     w.event(Sample::LEN, &mut |b| s.encode(b));
     if now.saturating_sub(SELF_CLOCK.load(Ordering::Relaxed)) >= 1_000_000_000 {
         SELF_CLOCK.store(now, Ordering::Relaxed);
-        let start = Pair {
-            ticks: START_TICKS.load(Ordering::Relaxed),
-            mono: START_MONO.load(Ordering::Relaxed),
-        };
-        once_a_second(w.recorder(), start, MIN_SPAN_NS.load(Ordering::Relaxed), w);
+        once_a_second(w.recorder(), w);
     }
 }
 
@@ -174,12 +159,10 @@ fn trim_newline(b: &[u8]) -> &[u8] {
 }
 
 /// Refines the tick calibration and records a clock pair.
-fn once_a_second(rec: &recorder::Recorder, start: Pair, min_span_ns: u64, w: &mut Writer<'_>) {
-    let p = clock::pair();
-    clock::set_rate(start, p);
+fn once_a_second(rec: &recorder::Recorder, w: &mut Writer<'_>) {
+    let p = clock::refine_now();
     if clock::using_tsc() {
-        recorder::set_threshold(min_span_ns);
-        rec.region.set_ticks_per_sec(clock::ticks_per_sec());
+        recorder::rescale(rec);
     }
     let c = Clock {
         reserved: 0,
@@ -190,7 +173,7 @@ fn once_a_second(rec: &recorder::Recorder, start: Pair, min_span_ns: u64, w: &mu
     w.event(Clock::LEN, &mut |b| c.encode(b));
 }
 
-fn run(hz: u32, start: Pair, min_span_ns: u64) {
+fn run(hz: u32) {
     recorder::own_thread();
     let me = gettid();
     let period = 1_000_000_000 / hz as u64;
@@ -229,7 +212,7 @@ fn run(hz: u32, start: Pair, min_span_ns: u64) {
         });
         if now - last_clock >= 1_000_000_000 {
             last_clock = now;
-            recorder::with_writer(|w| once_a_second(rec, start, min_span_ns, w));
+            recorder::with_writer(|w| once_a_second(rec, w));
         }
         tick += 1;
     }

@@ -4,7 +4,7 @@
 //! this process already described in its trace.
 
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 use stallscope_format::FdClass;
 use stallscope_format::records::Object;
@@ -104,7 +104,7 @@ static IDS: [AtomicU32; TABLE] = [const { AtomicU32::new(0) }; TABLE];
 /// Forgets every described object (a forked child starts a new file).
 pub fn reset() {
     for d in &FS_DEV {
-        d.store(u64::MAX, Ordering::Relaxed);
+        d.store(FS_EMPTY, Ordering::Relaxed);
     }
     for i in 0..TABLE {
         IDS[i].store(0, Ordering::Relaxed);
@@ -242,20 +242,33 @@ fn sockopt(fd: c_int, opt: c_int) -> Option<c_int> {
 
 /// Filesystem type per device, so each device costs one fstatfs.
 const FS_CACHE: usize = 16;
-static FS_DEV: [AtomicU64; FS_CACHE] = [const { AtomicU64::new(u64::MAX) }; FS_CACHE];
+/// A slot's device: `FS_EMPTY`, `FS_CLAIMED` while a writer fills it, or a device.
+static FS_DEV: [AtomicU64; FS_CACHE] = [const { AtomicU64::new(FS_EMPTY) }; FS_CACHE];
 static FS_MAGIC: [AtomicU32; FS_CACHE] = [const { AtomicU32::new(0) }; FS_CACHE];
+const FS_EMPTY: u64 = u64::MAX;
+const FS_CLAIMED: u64 = u64::MAX - 1;
 
 fn fs_type_cached(fd: c_int, dev: u64) -> u32 {
     let k = (dev as usize).wrapping_mul(0x9E37_79B9) % FS_CACHE;
-    if FS_DEV[k].load(Ordering::Acquire) == dev {
-        return FS_MAGIC[k].load(Ordering::Relaxed);
+    let seen = FS_DEV[k].load(Ordering::Acquire);
+    if seen == dev {
+        let magic = FS_MAGIC[k].load(Ordering::Relaxed);
+        // Still this device after reading the magic: no writer took the slot
+        // in between (a seqlock read).
+        fence(Ordering::Acquire);
+        if FS_DEV[k].load(Ordering::Relaxed) == dev {
+            return magic;
+        }
     }
     let magic = fs_type(fd);
-    if magic != 0 {
-        // Racing writers can only pair a device with its own magic late; a
-        // reader may then miss the cache, never read a wrong value, because
-        // the device word is cleared first and set last.
-        FS_DEV[k].store(u64::MAX, Ordering::Release);
+    // One writer at a time per slot: it claims the slot, then fills it.
+    if magic != 0
+        && seen != FS_CLAIMED
+        && FS_DEV[k]
+            .compare_exchange(seen, FS_CLAIMED, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    {
+        fence(Ordering::Release);
         FS_MAGIC[k].store(magic, Ordering::Relaxed);
         FS_DEV[k].store(dev, Ordering::Release);
     }
@@ -352,6 +365,34 @@ mod tests {
         remember_path(fd, ca.as_ptr());
         forget_path(fd);
         assert_eq!(stashed_path(fd, st.st_dev, st.st_ino, &mut out), 0);
+    }
+
+    /// The filesystem type is kept per device: a device's slot answers for
+    /// it alone, and a device with the same slot takes it over.
+    #[test]
+    fn filesystem_types_are_kept_per_device() {
+        use std::os::fd::AsRawFd;
+        let _g = TABLES.lock().unwrap_or_else(|e| e.into_inner());
+        reset();
+        let proc_fd = std::fs::File::open("/proc/self/stat").unwrap();
+        let dir = std::env::temp_dir();
+        let other = std::fs::File::open(&dir).unwrap();
+        let (p, o) = (fs_type(proc_fd.as_raw_fd()), fs_type(other.as_raw_fd()));
+        assert!(
+            p != 0 && p != o,
+            "/proc and {} on one filesystem type",
+            dir.display()
+        );
+        let slot = |d: u64| (d as usize).wrapping_mul(0x9E37_79B9) % FS_CACHE;
+        let d1 = 1u64;
+        let d2 = (2..).find(|&d| slot(d) == slot(d1)).unwrap();
+        assert_eq!(fs_type_cached(proc_fd.as_raw_fd(), d1), p);
+        // A hit: the device's type, whatever fd asks.
+        assert_eq!(fs_type_cached(other.as_raw_fd(), d1), p);
+        // Another device in that slot is described from its own fd, and stays.
+        assert_eq!(fs_type_cached(other.as_raw_fd(), d2), o);
+        assert_eq!(fs_type_cached(proc_fd.as_raw_fd(), d2), o);
+        reset();
     }
 
     #[test]

@@ -77,11 +77,7 @@ const MARGIN: Ns = 50_000_000;
 
 impl<'a> Context<'a> {
     pub fn new(tl: &'a Timeline, window: (Ns, Ns)) -> Context<'a> {
-        Self::with_index(tl, window, CorrIndex::build(tl))
-    }
-
-    pub fn with_index(tl: &'a Timeline, window: (Ns, Ns), corr: CorrIndex) -> Context<'a> {
-        Self::from_parts(tl, window, corr, Lookups::build(tl))
+        Self::from_parts(tl, window, CorrIndex::build(tl), Lookups::build(tl))
     }
 
     pub fn from_parts(

@@ -11,6 +11,7 @@ use stallscope_format::{FdClass, Record, TraceFile};
 
 use super::NativeError;
 use super::batch::decode_batched;
+use super::partial::Partial;
 use crate::model::{
     CopyKind, Gpu, GpuCapture, HostSpan, IoObject, MemKind, Ns, OpTotals, Process, Source,
     SpanKind, StrId, Stream, Strings, Thread, Timeline,
@@ -105,11 +106,14 @@ impl ApiNames {
 
 /// Reads one process image.
 pub fn read_file(path: &Path) -> Result<Timeline, NativeError> {
-    read_file_with(path, false)
+    read_file_with(path, decode_batched)
 }
 
-/// `read_file`; `simple` decodes with the tests' reference decoder.
-fn read_file_with(path: &Path, simple: bool) -> Result<Timeline, NativeError> {
+/// Decodes a file's thread chunks (the tests swap in a reference decoder).
+type Decoder = fn(&[&Chunk], &Names, &TraceFile, u64, &Path) -> Partial;
+
+/// `read_file`, decoding the thread chunks with `decode`.
+fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError> {
     let file = TraceFile::open(path)?;
     file.advise_sequential();
     let view = file.view()?;
@@ -182,17 +186,7 @@ fn read_file_with(path: &Path, simple: bool) -> Result<Timeline, NativeError> {
         .filter(|c| c.kind == ChunkKind::Thread)
         .collect();
     let chunk_size = h.chunk_size as u64;
-    #[cfg(test)]
-    let part = if simple {
-        super::decode::simple::decode_partials(&thread_chunks, &names, &file, chunk_size, path)
-    } else {
-        decode_batched(&thread_chunks, &names, &file, chunk_size, path)
-    };
-    #[cfg(not(test))]
-    let part = {
-        let _ = simple;
-        decode_batched(&thread_chunks, &names, &file, chunk_size, path)
-    };
+    let part = decode(&thread_chunks, &names, &file, chunk_size, path);
 
     let mut process = Process {
         pid: h.pid,
@@ -415,6 +409,7 @@ fn capture_state(statuses: &[stallscope_format::records::GpuStatus], names: &Nam
 
 #[cfg(test)]
 mod tests {
+    use super::super::decode::simple::decode_partials;
     use super::*;
     use proptest::prelude::*;
     use stallscope_format::HostOp;
@@ -688,7 +683,7 @@ mod tests {
                 .chunks()
                 .count();
             prop_assert!(chunks > 32, "only {chunks} chunks");
-            let a = read_file_with(&path, false).expect("batched");
+            let a = read_file_with(&path, decode_batched).expect("batched");
             if in_order && flips.is_empty() {
                 // The owners' spans were merged in time order.
                 for t in a.processes.iter().flat_map(|p| &p.threads) {
@@ -701,7 +696,7 @@ mod tests {
                     prop_assert!(keys.is_sorted(), "thread {}: spans out of order", t.tid);
                 }
             }
-            let b = read_file_with(&path, true).expect("simple");
+            let b = read_file_with(&path, decode_partials).expect("simple");
             prop_assert_eq!(everything(a), everything(b));
         }
     }
@@ -713,8 +708,8 @@ mod tests {
         let mut n = 0;
         for dir in std::fs::read_dir(&root).expect("traces/") {
             for f in super::super::trace_files(&dir.expect("entry").path()).expect("files") {
-                let mut a = read_file_with(&f, false).expect("batched");
-                let mut b = read_file_with(&f, true).expect("simple");
+                let mut a = read_file_with(&f, decode_batched).expect("batched");
+                let mut b = read_file_with(&f, decode_partials).expect("simple");
                 a.finalize();
                 b.finalize();
                 let strings = |t: &Timeline| {

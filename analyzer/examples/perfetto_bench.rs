@@ -65,7 +65,7 @@ fn span(ts: Ns, dur: Ns, kind: SpanKind, id: u32, arg: u64) -> HostSpan {
 fn kernel(start: Ns, end: Ns, name: StrId, corr: u32, launch: u32, precision: Precision) -> GpuOp {
     let mut op = GpuOp::new(GpuOpKind::Kernel, start, end, corr, name);
     op.set_launch(launch);
-    op.precision = precision;
+    op.set_precision(precision);
     op
 }
 
@@ -121,15 +121,15 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
             memcpy,
             corr as u64,
         ));
-        let mut copy = GpuOp::new(
+        let copy = GpuOp::new(
             GpuOpKind::Memcpy,
             t0 + 15 * MS + 40 * US,
             t0 + 17 * MS,
             corr,
             0,
         )
-        .with_bytes(64 << 20);
-        (copy.copy, copy.src, copy.dst) = (CopyKind::HTOD, MemKind::PAGEABLE, MemKind::DEVICE);
+        .with_bytes(64 << 20)
+        .with_copy(CopyKind::HTOD, MemKind::PAGEABLE, MemKind::DEVICE);
         s13.push(copy);
         main.spans.push(span(
             t0 + 16 * MS,
@@ -463,16 +463,16 @@ fn chrome_json(tl: &Timeline, d: &Diagnosis, out: &mut dyn Write) -> io::Result<
                 if let Some(lc) = g.launch_configs.get(o.launch() as usize) {
                     let _ = write!(line, r#","grid":{:?},"block":{:?}"#, lc.grid, lc.block);
                 }
-                if o.kind == GpuOpKind::Memcpy {
+                if o.kind() == GpuOpKind::Memcpy {
                     let _ = write!(
                         line,
                         r#","bytes":{},"src":"{}","dst":"{}""#,
                         o.bytes(),
-                        o.src.name(),
-                        o.dst.name()
+                        o.src().name(),
+                        o.dst().name()
                     );
                 }
-                let _ = write!(line, r#","precision":"{}"}}}}"#, o.precision.name());
+                let _ = write!(line, r#","precision":"{}"}}}}"#, o.precision().name());
                 emit(&mut w, &line)?;
                 line.clear();
                 let _ = write!(

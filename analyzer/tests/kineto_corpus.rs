@@ -72,9 +72,9 @@ fn counts(tl: &Timeline) -> Counts {
             .flat_map(|t| &t.spans)
     };
     Counts {
-        kernels: ops().filter(|o| o.kind == GpuOpKind::Kernel).count(),
-        memcpy: ops().filter(|o| o.kind == GpuOpKind::Memcpy).count(),
-        memset: ops().filter(|o| o.kind == GpuOpKind::Memset).count(),
+        kernels: ops().filter(|o| o.kind() == GpuOpKind::Kernel).count(),
+        memcpy: ops().filter(|o| o.kind() == GpuOpKind::Memcpy).count(),
+        memset: ops().filter(|o| o.kind() == GpuOpKind::Memset).count(),
         runtime: spans().filter(|s| s.kind == SpanKind::CudaRuntime).count(),
         steps: spans()
             .filter(|s| {
@@ -265,7 +265,7 @@ fn fingerprint(tl: &Timeline) -> Vec<String> {
                     o.start,
                     o.end,
                     o.corr,
-                    o.kind,
+                    o.kind(),
                     lc,
                     tl.strings.get(o.name)
                 ));

@@ -113,7 +113,7 @@ fn current_format() {
         (1_695_835_535_000_020_500, 1_695_835_535_000_120_750, 101)
     );
     assert_eq!(
-        (k.kind, k.precision),
+        (k.kind(), k.precision()),
         (GpuOpKind::Kernel, Precision::Unknown)
     );
     let lc = g.launch_configs[k.launch() as usize];
@@ -129,7 +129,7 @@ fn current_format() {
 
     let (_, _, m) = op_named(&tl, &all, "Memcpy");
     assert_eq!(
-        (m.kind, m.copy, m.src, m.dst, m.bytes()),
+        (m.kind(), m.copy(), m.src(), m.dst(), m.bytes()),
         (
             GpuOpKind::Memcpy,
             CopyKind::HTOD,
@@ -140,13 +140,13 @@ fn current_format() {
     );
     let (_, s, ms) = op_named(&tl, &all, "Memset");
     assert_eq!(
-        (*s, ms.kind, ms.dst, ms.bytes()),
+        (*s, ms.kind(), ms.dst(), ms.bytes()),
         (20, GpuOpKind::Memset, MemKind::DEVICE, 1024)
     );
     let (_, _, z) = op_named(&tl, &all, "triton_poi");
     assert_eq!(z.start, z.end, "zero-length kernels are kept");
     let (_, _, n) = op_named(&tl, &all, "ncclDevKernel");
-    assert_eq!(n.precision, Precision::Comm);
+    assert_eq!(n.precision(), Precision::Comm);
 
     assert_eq!(g.syncs.len(), 1);
     assert_eq!(
@@ -212,7 +212,7 @@ fn format_of_2021() {
     );
     let (_, _, m) = op_named(&tl, &all, "Memcpy");
     assert_eq!(
-        (m.copy, m.src, m.dst, m.bytes(), m.corr),
+        (m.copy(), m.src(), m.dst(), m.bytes(), m.corr),
         (
             CopyKind::DTOH,
             MemKind::DEVICE,
@@ -254,11 +254,11 @@ fn rocm() {
     let all = ops(&tl);
     let (_, _, m) = op_named(&tl, &all, "Memcpy");
     assert_eq!(
-        (m.copy, m.src, m.dst),
+        (m.copy(), m.src(), m.dst()),
         (CopyKind::HTOD, MemKind::UNKNOWN, MemKind::DEVICE)
     );
     let (_, stream, n) = op_named(&tl, &all, "ncclDevKernel_Generic");
-    assert_eq!((*stream, n.precision), (1, Precision::Comm));
+    assert_eq!((*stream, n.precision()), (1, Precision::Comm));
     assert_eq!(spans_of(&tl, SpanKind::Annotation).len(), 2);
 }
 

@@ -295,8 +295,8 @@ pub fn copy_index(tl: &Timeline) -> CopyIndex {
     for g in &tl.gpus {
         for s in &g.streams {
             for o in &s.ops {
-                if o.corr != 0 && o.kind != GpuOpKind::Kernel {
-                    m.insert(o.corr, (o.kind, o.copy, o.src));
+                if o.corr != 0 && o.kind() != GpuOpKind::Kernel {
+                    m.insert(o.corr, (o.kind(), o.copy(), o.src()));
                 }
             }
         }

@@ -249,7 +249,7 @@ impl State<'_, '_, '_> {
         // Back-to-back tiny kernels: the host launches as fast as it can.
         if let Some(op) = next
             && b - a <= LAUNCH_GAP_NS
-            && op.kind == GpuOpKind::Kernel
+            && op.kind() == GpuOpKind::Kernel
             && op.dur() <= 2 * LAUNCH_GAP_NS
             && within(&segs).all(|s| matches!(s.act, Act::Cpu | Act::Launch))
         {

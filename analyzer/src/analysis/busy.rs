@@ -24,10 +24,10 @@ impl PrecisionMap {
 
     /// The class of an op: its own if a reader set one, else by name (kernels).
     pub fn of(&self, op: &GpuOp) -> Precision {
-        if op.precision != Precision::Unknown {
-            return op.precision;
+        if op.precision() != Precision::Unknown {
+            return op.precision();
         }
-        match op.kind {
+        match op.kind() {
             GpuOpKind::Kernel => self.by_name(op.name),
             _ => Precision::NonGemm,
         }
@@ -167,7 +167,7 @@ pub fn busy_by_precision(g: &Gpu, pm: &PrecisionMap, lo: Ns, hi: Ns) -> Vec<(Pre
     let mut cur: Vec<Option<(Ns, Ns)>> = vec![None; Precision::ALL.len() + 1];
     let mut total: Vec<Ns> = vec![0; Precision::ALL.len() + 1];
     for (_, o) in OpsByStart::new(g) {
-        if o.kind != GpuOpKind::Kernel {
+        if o.kind() != GpuOpKind::Kernel {
             continue;
         }
         let (a, b) = (o.start.max(lo), o.end.min(hi));

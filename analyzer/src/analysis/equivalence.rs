@@ -56,9 +56,9 @@ fn op(
     copy: CopyKind,
     src: MemKind,
 ) -> GpuOp {
-    let mut op = GpuOp::new(kind, start, start + dur, corr, name).with_bytes(4 << 20);
-    (op.copy, op.src, op.dst) = (copy, src, MemKind::DEVICE);
-    op
+    GpuOp::new(kind, start, start + dur, corr, name)
+        .with_bytes(4 << 20)
+        .with_copy(copy, src, MemKind::DEVICE)
 }
 
 fn timeline(seed: u64) -> Timeline {
@@ -376,7 +376,7 @@ fn with_offload<'a>(tl: &'a Timeline, w: (Ns, Ns), r: &mut Rng) -> Context<'a> {
     let mut cx = Context::new(tl, w);
     for s in &tl.gpus[0].streams {
         for o in &s.ops {
-            if o.kind == GpuOpKind::Memcpy && r.chance(30) {
+            if o.kind() == GpuOpKind::Memcpy && r.chance(30) {
                 cx.offload.insert(o.corr);
             }
         }

@@ -80,18 +80,18 @@ pub fn analyze(cx: &Context, steps: &Steps) -> MemoryFacts {
             for o in s
                 .ops
                 .iter()
-                .filter(|o| o.kind == GpuOpKind::Memcpy && o.start < w1 && o.end > w0)
+                .filter(|o| o.kind() == GpuOpKind::Memcpy && o.start < w1 && o.end > w0)
             {
-                if o.copy == CopyKind::HTOD && o.src == MemKind::PAGEABLE {
+                if o.copy() == CopyKind::HTOD && o.src() == MemKind::PAGEABLE {
                     f.pageable_copies += 1;
                     f.pageable_bytes += o.bytes();
                     f.pageable_ns += o.dur();
                 }
                 if o.bytes() >= OFFLOAD_MIN_BYTES
-                    && matches!(o.copy, CopyKind::HTOD | CopyKind::DTOH)
+                    && matches!(o.copy(), CopyKind::HTOD | CopyKind::DTOH)
                 {
                     by_size
-                        .entry((o.copy.0, o.bytes()))
+                        .entry((o.copy().0, o.bytes()))
                         .or_default()
                         .push(o.corr);
                 }

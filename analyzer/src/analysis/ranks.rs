@@ -176,7 +176,7 @@ fn summary(tl: &Timeline, rank: u32) -> RankSummary {
     let ops = tl.gpus.iter().flat_map(|g| &g.streams).flat_map(|s| &s.ops);
     let all: Vec<(Ns, Ns)> = ops.clone().map(|o| (o.start, o.end)).collect();
     let comm: Vec<(Ns, Ns)> = ops
-        .filter(|o| o.kind == GpuOpKind::Kernel && is_comm(tl.strings.get(o.name), o.precision))
+        .filter(|o| o.kind() == GpuOpKind::Kernel && is_comm(tl.strings.get(o.name), o.precision()))
         .map(|o| (o.start, o.end))
         .collect();
     let gpu_window = match (all.iter().map(|x| x.0).min(), all.iter().map(|x| x.1).max()) {
@@ -234,7 +234,7 @@ fn comm_kernels(tl: &Timeline) -> HashMap<String, Vec<Comm>> {
     let mut out: HashMap<String, Vec<Comm>> = HashMap::new();
     for o in tl.gpus.iter().flat_map(|g| &g.streams).flat_map(|s| &s.ops) {
         let name = tl.strings.get(o.name);
-        if o.kind == GpuOpKind::Kernel && is_comm(name, o.precision) {
+        if o.kind() == GpuOpKind::Kernel && is_comm(name, o.precision()) {
             let short = name.split('(').next().unwrap_or(name).trim();
             out.entry(short.to_owned()).or_default().push(Comm {
                 start: o.start,

@@ -244,7 +244,7 @@ fn overlap(merged: &[(Ns, Ns)], lo: Ns, hi: Ns) -> Ns {
 pub fn busy_by_precision(g: &Gpu, cx: &Context, lo: Ns, hi: Ns) -> Vec<(Precision, Ns)> {
     let mut per: Vec<Vec<(Ns, Ns)>> = vec![Vec::new(); Precision::ALL.len() + 1];
     for s in &g.streams {
-        for o in s.ops.iter().filter(|o| o.kind == GpuOpKind::Kernel) {
+        for o in s.ops.iter().filter(|o| o.kind() == GpuOpKind::Kernel) {
             let (a, b) = (o.start.max(lo), o.end.min(hi));
             if b > a {
                 per[cx.precision.of(o) as usize].push((a, b));
@@ -338,7 +338,7 @@ fn attribute_gap(
     let segs = cx.segments(who);
     if let Some(op) = next
         && b - a <= LAUNCH_GAP_NS
-        && op.kind == GpuOpKind::Kernel
+        && op.kind() == GpuOpKind::Kernel
         && op.dur() <= 2 * LAUNCH_GAP_NS
         && clip(&segs, a, l).all(|s| matches!(s.act, Act::Cpu | Act::Launch))
     {

@@ -175,7 +175,7 @@ fn periodic_gpu_work(tl: &Timeline, corr: &CorrIndex) -> Option<(String, Vec<(Ns
     // Launch times per kernel name, in a table by name id.
     let mut by_name: Vec<Vec<Ns>> = vec![Vec::new(); tl.strings.len()];
     for s in &g.streams {
-        for o in s.ops.iter().filter(|o| o.kind == GpuOpKind::Kernel) {
+        for o in s.ops.iter().filter(|o| o.kind() == GpuOpKind::Kernel) {
             let t = corr
                 .get(o.corr)
                 .map(|r| {

@@ -96,6 +96,22 @@ impl Precision {
         Precision::Comm,
     ];
 
+    /// The class with code `c` (`p as u8`); `Unknown` for codes of none.
+    #[inline]
+    pub fn from_code(c: u8) -> Precision {
+        match c {
+            1 => Precision::Fp32,
+            2 => Precision::Tf32,
+            3 => Precision::Fp16,
+            4 => Precision::Bf16,
+            5 => Precision::Fp8,
+            6 => Precision::Int8,
+            7 => Precision::NonGemm,
+            8 => Precision::Comm,
+            _ => Precision::Unknown,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Precision::Unknown => "unknown",
@@ -112,55 +128,119 @@ impl Precision {
 }
 
 /// One piece of GPU work on a stream. There are tens of millions of these, so
-/// a kernel's launch configuration and a copy's byte count share a field (40
-/// bytes, not 48).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// an op is 32 bytes: its kind, precision and copy kinds share one word with
+/// a kernel's launch configuration or a copy's byte count.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct GpuOp {
     pub start: Ns,
     pub end: Ns,
-    /// Kernels: index into `Gpu::launch_configs`, or u32::MAX. Copies and
-    /// memsets: the bytes copied or set.
-    extra: u64,
+    /// Bits 62-63 the kind, 58-61 the precision, 54-57 the copy kind, 50-53
+    /// and 46-49 the source and destination memory kinds; bits 0-45 a
+    /// kernel's index into `Gpu::launch_configs` (u32::MAX if unknown), or the
+    /// bytes a copy or memset moved.
+    info: u64,
     /// Correlation id linking the op to its launching API call (0 = none).
     pub corr: u32,
     /// Kernel name, or a description for copies and memsets.
     pub name: StrId,
-    pub kind: GpuOpKind,
-    pub copy: CopyKind,
-    pub src: MemKind,
-    pub dst: MemKind,
-    pub precision: Precision,
 }
+
+const KIND_SHIFT: u32 = 62;
+const PRECISION_SHIFT: u32 = 58;
+const COPY_SHIFT: u32 = 54;
+const SRC_SHIFT: u32 = 50;
+const DST_SHIFT: u32 = 46;
+const NIBBLE: u64 = 0xf;
+/// The payload: a launch index, or bytes (64 TiB at most).
+const PAYLOAD: u64 = (1 << DST_SHIFT) - 1;
 
 impl GpuOp {
     /// An op of `kind` with nothing else known: no bytes, launch config,
     /// copy kinds or precision (readers fill in what they have).
     pub fn new(kind: GpuOpKind, start: Ns, end: Ns, corr: u32, name: StrId) -> GpuOp {
+        let code = match kind {
+            GpuOpKind::Kernel => 0,
+            GpuOpKind::Memcpy => 1,
+            GpuOpKind::Memset => 2,
+        };
+        let payload = if kind == GpuOpKind::Kernel {
+            u32::MAX as u64
+        } else {
+            0
+        };
         GpuOp {
             start,
             end,
-            extra: if kind == GpuOpKind::Kernel {
-                u32::MAX as u64
-            } else {
-                0
-            },
+            info: (code << KIND_SHIFT) | payload,
             corr,
             name,
-            kind,
-            copy: CopyKind::UNKNOWN,
-            src: MemKind::UNKNOWN,
-            dst: MemKind::UNKNOWN,
-            precision: Precision::Unknown,
         }
+    }
+
+    #[inline]
+    pub fn kind(&self) -> GpuOpKind {
+        match self.info >> KIND_SHIFT {
+            0 => GpuOpKind::Kernel,
+            1 => GpuOpKind::Memcpy,
+            _ => GpuOpKind::Memset,
+        }
+    }
+
+    #[inline]
+    fn nibble(&self, shift: u32) -> u8 {
+        ((self.info >> shift) & NIBBLE) as u8
+    }
+
+    #[inline]
+    fn set_nibble(&mut self, shift: u32, v: u8) {
+        self.info = (self.info & !(NIBBLE << shift)) | ((v as u64 & NIBBLE) << shift);
+    }
+
+    /// The numeric class a reader gave the op (`Unknown` if none).
+    #[inline]
+    pub fn precision(&self) -> Precision {
+        Precision::from_code(self.nibble(PRECISION_SHIFT))
+    }
+
+    pub fn set_precision(&mut self, p: Precision) {
+        self.set_nibble(PRECISION_SHIFT, p as u8);
+    }
+
+    /// A copy's direction (`UNKNOWN` for kernels and memsets).
+    #[inline]
+    pub fn copy(&self) -> CopyKind {
+        CopyKind(self.nibble(COPY_SHIFT))
+    }
+
+    /// The memory a copy reads from.
+    #[inline]
+    pub fn src(&self) -> MemKind {
+        MemKind(self.nibble(SRC_SHIFT))
+    }
+
+    /// The memory a copy or memset writes to.
+    #[inline]
+    pub fn dst(&self) -> MemKind {
+        MemKind(self.nibble(DST_SHIFT))
+    }
+
+    /// Sets a copy's direction and memory kinds. Codes CUPTI does not define
+    /// (16 and over) are kept as unknown, whose names they would have had.
+    pub fn with_copy(mut self, copy: CopyKind, src: MemKind, dst: MemKind) -> GpuOp {
+        let known = |c: u8| if u64::from(c) > NIBBLE { 0 } else { c };
+        self.set_nibble(COPY_SHIFT, known(copy.0));
+        self.set_nibble(SRC_SHIFT, known(src.0));
+        self.set_nibble(DST_SHIFT, known(dst.0));
+        self
     }
 
     /// Bytes copied or set; 0 for kernels.
     #[inline]
     pub fn bytes(&self) -> u64 {
-        if self.kind == GpuOpKind::Kernel {
+        if self.kind() == GpuOpKind::Kernel {
             0
         } else {
-            self.extra
+            self.info & PAYLOAD
         }
     }
 
@@ -168,17 +248,18 @@ impl GpuOp {
     /// for copies and memsets.
     #[inline]
     pub fn launch(&self) -> u32 {
-        if self.kind == GpuOpKind::Kernel {
-            self.extra as u32
+        if self.kind() == GpuOpKind::Kernel {
+            self.info as u32
         } else {
             u32::MAX
         }
     }
 
-    /// Sets the bytes of a copy or memset (kernels have none).
+    /// Sets the bytes of a copy or memset (kernels have none); more than
+    /// 64 TiB is kept as 64 TiB.
     pub fn with_bytes(mut self, bytes: u64) -> GpuOp {
-        if self.kind != GpuOpKind::Kernel {
-            self.extra = bytes;
+        if self.kind() != GpuOpKind::Kernel {
+            self.info = (self.info & !PAYLOAD) | bytes.min(PAYLOAD);
         }
         self
     }
@@ -186,13 +267,31 @@ impl GpuOp {
     /// Sets a kernel's launch configuration index (others have none).
     #[inline]
     pub fn set_launch(&mut self, launch: u32) {
-        if self.kind == GpuOpKind::Kernel {
-            self.extra = launch as u64;
+        if self.kind() == GpuOpKind::Kernel {
+            self.info = (self.info & !PAYLOAD) | launch as u64;
         }
     }
 
     pub fn dur(&self) -> Ns {
         self.end - self.start
+    }
+}
+
+impl std::fmt::Debug for GpuOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuOp")
+            .field("start", &self.start)
+            .field("end", &self.end)
+            .field("kind", &self.kind())
+            .field("corr", &self.corr)
+            .field("name", &self.name)
+            .field("launch", &self.launch())
+            .field("bytes", &self.bytes())
+            .field("copy", &self.copy())
+            .field("src", &self.src())
+            .field("dst", &self.dst())
+            .field("precision", &self.precision())
+            .finish()
     }
 }
 
@@ -292,11 +391,48 @@ impl Gpu {
 mod tests {
     use super::*;
 
+    /// Each field packed into an op's info word reads back as it was set,
+    /// whatever the others hold, and the op stays 32 bytes.
+    #[test]
+    fn packed_fields_read_back() {
+        assert_eq!(std::mem::size_of::<GpuOp>(), 32);
+        for kind in [GpuOpKind::Kernel, GpuOpKind::Memcpy, GpuOpKind::Memset] {
+            for p in Precision::ALL.into_iter().chain([Precision::Unknown]) {
+                let mut op = GpuOp::new(kind, 5, 9, 3, 4)
+                    .with_copy(CopyKind::PTOP, MemKind(7), MemKind::MANAGED)
+                    .with_bytes(u64::MAX);
+                op.set_precision(p);
+                op.set_launch(0xdead_beef);
+                assert_eq!(op.kind(), kind);
+                assert_eq!(op.precision(), p);
+                assert_eq!(op.copy(), CopyKind::PTOP);
+                assert_eq!((op.src(), op.dst()), (MemKind(7), MemKind::MANAGED));
+                assert_eq!((op.start, op.end, op.corr, op.name), (5, 9, 3, 4));
+                if kind == GpuOpKind::Kernel {
+                    assert_eq!((op.launch(), op.bytes()), (0xdead_beef, 0));
+                } else {
+                    assert_eq!((op.launch(), op.bytes()), (u32::MAX, (1 << 46) - 1));
+                }
+                let cleared = op.with_copy(CopyKind::UNKNOWN, MemKind(200), MemKind(16));
+                assert_eq!(cleared.kind(), kind);
+                assert_eq!(cleared.precision(), p);
+                assert_eq!(
+                    (cleared.copy(), cleared.src()),
+                    (CopyKind::UNKNOWN, MemKind(0))
+                );
+                assert_eq!(cleared.dst(), MemKind::UNKNOWN);
+                assert_eq!(cleared.launch(), op.launch());
+            }
+        }
+        for c in 0..=u8::MAX {
+            assert_eq!(Precision::from_code(c) as u8, if c <= 8 { c } else { 0 });
+        }
+    }
+
     /// A kernel's launch configuration and a copy's bytes share a field: each
-    /// kind reads and sets only its own, and the op stays 40 bytes.
+    /// kind reads and sets only its own.
     #[test]
     fn launch_and_bytes_share_a_field() {
-        assert_eq!(std::mem::size_of::<GpuOp>(), 40);
         let mut k = GpuOp::new(GpuOpKind::Kernel, 0, 10, 1, 2).with_bytes(99);
         assert_eq!((k.launch(), k.bytes()), (u32::MAX, 0));
         k.set_launch(7);

@@ -196,15 +196,14 @@ pub fn native() -> (Timeline, Diagnosis) {
     let k = GpuOpKind::Kernel;
     let mut kernel_fp32 = op(k, 2 * MS, 6 * MS, sgemm, 1);
     kernel_fp32.set_launch(0);
-    kernel_fp32.precision = Precision::Fp32;
+    kernel_fp32.set_precision(Precision::Fp32);
     let mut copy = op(GpuOpKind::Memcpy, 6 * MS + 100 * US, 7 * MS, 0, 2);
-    copy = copy.with_bytes(64 * MIB);
-    copy.copy = CopyKind::HTOD;
-    copy.src = MemKind::PAGEABLE;
-    copy.dst = MemKind::DEVICE;
+    copy = copy
+        .with_bytes(64 * MIB)
+        .with_copy(CopyKind::HTOD, MemKind::PAGEABLE, MemKind::DEVICE);
     let mut kernel_bf16 = op(k, 18 * MS + 200 * US, 20 * MS, bf16, 4);
     kernel_bf16.set_launch(1);
-    kernel_bf16.precision = Precision::Bf16;
+    kernel_bf16.set_precision(Precision::Bf16);
     let mut memset = op(
         GpuOpKind::Memset,
         20 * MS + 100 * US,
@@ -212,18 +211,18 @@ pub fn native() -> (Timeline, Diagnosis) {
         0,
         0,
     );
-    memset = memset.with_bytes(MIB);
-    memset.dst = MemKind::DEVICE;
+    memset = memset
+        .with_bytes(MIB)
+        .with_copy(CopyKind::UNKNOWN, MemKind::UNKNOWN, MemKind::DEVICE);
     let mut side = op(k, 5 * MS, 9 * MS, elementwise, 5);
-    side.precision = Precision::NonGemm;
+    side.set_precision(Precision::NonGemm);
     let mut tiny = op(k, 22 * MS, 22 * MS, elementwise, 7);
-    tiny.precision = Precision::NonGemm;
+    tiny.set_precision(Precision::NonGemm);
     let orphan = op(k, 23 * MS, 25 * MS, elementwise, 99);
     let mut dtoh = op(GpuOpKind::Memcpy, 25 * MS, 26 * MS, 0, 0);
-    dtoh = dtoh.with_bytes(4096);
-    dtoh.copy = CopyKind::DTOH;
-    dtoh.src = MemKind::DEVICE;
-    dtoh.dst = MemKind::PINNED;
+    dtoh = dtoh
+        .with_bytes(4096)
+        .with_copy(CopyKind::DTOH, MemKind::DEVICE, MemKind::PINNED);
     tl.gpus = vec![Gpu {
         id: 0,
         name: "NVIDIA H100 80GB HBM3".into(),
@@ -358,7 +357,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
         ..Process::default()
     }];
     let mut g1 = op(GpuOpKind::Kernel, 300, 500, gemm, 11);
-    g1.precision = Precision::Tf32;
+    g1.set_precision(Precision::Tf32);
     g1.set_launch(77); // no such launch config
     let g2 = op(GpuOpKind::Kernel, 400, 450, gemm, 12); // overlaps g1 on one stream
     let g3 = op(GpuOpKind::Kernel, 100, 90, 123_456, 12); // ends before it starts
@@ -461,7 +460,7 @@ pub fn small() -> (Timeline, Diagnosis) {
     }];
     let mut k = op(GpuOpKind::Kernel, 2500, 3500, kernel, 1);
     k.set_launch(0);
-    k.precision = Precision::Fp32;
+    k.set_precision(Precision::Fp32);
     tl.gpus = vec![Gpu {
         id: 0,
         name: "Test GPU".into(),
@@ -547,7 +546,7 @@ pub fn expected(tl: &Timeline, diag: Option<&Diagnosis>) -> Value {
     for g in &tl.gpus {
         for s in &g.streams {
             for o in &s.ops {
-                let cat = match o.kind {
+                let cat = match o.kind() {
                     GpuOpKind::Kernel => "kernel",
                     GpuOpKind::Memcpy => "memcpy",
                     GpuOpKind::Memset => "memset",

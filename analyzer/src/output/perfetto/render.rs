@@ -104,7 +104,7 @@ fn gpu_op(cx: &Cx, w: &mut PacketWriter, g: usize, s: usize, i: usize, ordinal: 
     let gpu = &cx.tl.gpus[g];
     let op = gpu.streams[s].ops[i];
     w.stats.gpu_ops += 1;
-    match op.kind {
+    match op.kind() {
         GpuOpKind::Kernel => {
             w.stats.kernels += 1;
             let n = name(cx, w, op.name, "kernel");
@@ -120,23 +120,23 @@ fn gpu_op(cx: &Cx, w: &mut PacketWriter, g: usize, s: usize, i: usize, ordinal: 
                     w.arg_uint("registers", lc.registers as u64);
                 }
             }
-            if op.precision != Precision::Unknown {
-                w.arg_text("precision", op.precision.name());
+            if op.precision() != Precision::Unknown {
+                w.arg_text("precision", op.precision().name());
             }
         }
         GpuOpKind::Memcpy => {
             let n = if cx.tl.strings.get(op.name).is_empty() {
                 w.scratch.clear();
-                let _ = write!(w.scratch, "Memcpy {}", op.copy.name());
+                let _ = write!(w.scratch, "Memcpy {}", op.copy().name());
                 w.intern.name_text(&w.scratch)
             } else {
                 w.intern.name_str(op.name, &cx.tl.strings)
             };
             w.start(TYPE_SLICE_BEGIN, uuid, n, "memcpy");
             w.arg_uint("bytes", op.bytes());
-            w.arg_text("kind", op.copy.name());
-            w.arg_text("src", op.src.name());
-            w.arg_text("dst", op.dst.name());
+            w.arg_text("kind", op.copy().name());
+            w.arg_text("src", op.src().name());
+            w.arg_text("dst", op.dst().name());
             let dur = op.end.saturating_sub(op.start);
             if dur > 0 {
                 w.arg_double("GB/s", op.bytes() as f64 / dur as f64);
@@ -146,7 +146,7 @@ fn gpu_op(cx: &Cx, w: &mut PacketWriter, g: usize, s: usize, i: usize, ordinal: 
             let n = name(cx, w, op.name, "Memset");
             w.start(TYPE_SLICE_BEGIN, uuid, n, "memset");
             w.arg_uint("bytes", op.bytes());
-            w.arg_text("dst", op.dst.name());
+            w.arg_text("dst", op.dst().name());
         }
     }
     if op.corr != 0 {

@@ -3,8 +3,8 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::{
-    Gpu, GpuCapture, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns, Oom,
-    Precision, Process, Source, SpanKind, SyncEvent, Thread, Timeline,
+    CopyKind, Gpu, GpuCapture, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns,
+    Oom, Precision, Process, Source, SpanKind, SyncEvent, Thread, Timeline,
 };
 
 use super::category::{self, Class, is_collective_kernel};
@@ -150,14 +150,16 @@ impl Builder {
         let mut op = GpuOp::new(kind, start, end, corr_of(a), id).with_bytes(bytes);
         match class {
             Class::Memcpy => {
-                (op.copy, op.src, op.dst) = category::memcpy_kinds(name);
+                let (copy, src, dst) = category::memcpy_kinds(name);
+                op = op.with_copy(copy, src, dst);
             }
             Class::Memset => {
-                op.dst = category::memset_kind(name);
+                let dst = category::memset_kind(name);
+                op = op.with_copy(CopyKind::UNKNOWN, MemKind::UNKNOWN, dst);
             }
             _ => {
                 if is_collective_kernel(name) {
-                    op.precision = Precision::Comm;
+                    op.set_precision(Precision::Comm);
                 }
                 if a.grid.is_some() || a.block.is_some() {
                     op.set_launch(self.launch_config(gi, a));

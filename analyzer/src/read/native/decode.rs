@@ -156,27 +156,27 @@ pub(super) fn kernel_op(k: &Kernel, launch: u32, names: &Names) -> GpuOp {
 pub(super) fn memcpy_op(m: &stallscope_format::records::Memcpy, names: &Names) -> GpuOp {
     let (start, end) = (m.start as Ns, m.end.max(m.start) as Ns);
     let name = names.copy_name(m.copy_kind, m.src_kind, m.dst_kind);
-    let mut op = GpuOp::new(GpuOpKind::Memcpy, start, end, m.correlation, name).with_bytes(m.bytes);
-    (op.copy, op.src, op.dst) = (
-        CopyKind(m.copy_kind),
-        MemKind(m.src_kind),
-        MemKind(m.dst_kind),
-    );
-    op
+    GpuOp::new(GpuOpKind::Memcpy, start, end, m.correlation, name)
+        .with_bytes(m.bytes)
+        .with_copy(
+            CopyKind(m.copy_kind),
+            MemKind(m.src_kind),
+            MemKind(m.dst_kind),
+        )
 }
 
 pub(super) fn memset_op(m: &stallscope_format::records::Memset, names: &Names) -> GpuOp {
     let (start, end) = (m.start as Ns, m.end.max(m.start) as Ns);
-    let mut op = GpuOp::new(
+    let kind = MemKind(m.mem_kind);
+    GpuOp::new(
         GpuOpKind::Memset,
         start,
         end,
         m.correlation,
         names.memset_name,
     )
-    .with_bytes(m.bytes);
-    (op.src, op.dst) = (MemKind(m.mem_kind), MemKind(m.mem_kind));
-    op
+    .with_bytes(m.bytes)
+    .with_copy(CopyKind::UNKNOWN, kind, kind)
 }
 
 /// Records that feed the small lists (and thread names, devices, drops).

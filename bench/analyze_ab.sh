@@ -2,7 +2,8 @@
 # Two (or more) stallscope binaries side by side on the synthetic recording of
 # bench/analyze_bench.sh, interleaved so that the machine's drift hits them
 # alike (and in a rotating order, as a run is slowed by the one before it):
-# medians of the phases STALLSCOPE_TIMING prints, and of the wall time.
+# medians of the phases STALLSCOPE_TIMING prints, of the wall time, and of
+# the CPU time in user and system mode (steadier than wall time).
 # usage: bench/analyze_ab.sh ROUNDS BIN... (the recording must exist: run
 #        bench/analyze_bench.sh first; EVENTS defaults to 50000000; REC=DIR
 #        names another recording)
@@ -13,16 +14,20 @@ shift
 dir=${REC:-${CARGO_TARGET_DIR:-target}/bench-synth-${EVENTS:-50000000}}
 [ -f "$dir/events.count" ] || { echo "no recording at $dir: run bench/analyze_bench.sh first" >&2; exit 2; }
 python3 - "$dir" "$rounds" "$@" <<'PY'
-import os, re, statistics, subprocess, sys, time
+import os, re, resource, statistics, subprocess, sys, time
 rec, rounds, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-res = {b: {"read": [], "diagnose": [], "wall": []} for b in bins}
+res = {b: {"read": [], "diagnose": [], "wall": [], "user": [], "sys": []} for b in bins}
 env = dict(os.environ, STALLSCOPE_TIMING="1")
 for r in range(rounds):
     for b in bins[r % len(bins):] + bins[:r % len(bins)]:
         t = time.perf_counter()
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.run([b, "analyze", rec, "-q", "--json", os.devnull],
                            env=env, capture_output=True, text=True, check=True)
         res[b]["wall"].append(time.perf_counter() - t)
+        ru2 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        res[b]["user"].append(ru2.ru_utime - ru.ru_utime)
+        res[b]["sys"].append(ru2.ru_stime - ru.ru_stime)
         for k in ("read", "diagnose"):
             res[b][k].append(float(re.search(r"timing: %s ([0-9.]+)" % k, p.stderr).group(1)))
 print(f"medians of {rounds} interleaved runs on {rec}:")

@@ -18,7 +18,10 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::activity::{Act, Seg, Sub};
+mod lanes;
+
+use self::lanes::{Group, OpFacts, OpSpecial, Step, act_index};
+use super::activity::{Act, Seg};
 use super::busy::PrecisionMap;
 use super::context::{Context, ThreadRef, clip, clip_one};
 use crate::model::{Gpu, GpuOp, HostSpan, Ns, Precision};
@@ -397,20 +400,25 @@ impl Replay<'_> {
     /// the groups run on different cores.
     pub fn run_all(&self, changes: &[&Change], marks: &[Ns]) -> Vec<(Vec<Ns>, Ns)> {
         let w0 = self.window.0;
-        let lanes: Vec<Lane> = changes
-            .iter()
-            .map(|c| Lane::new(c, w0, self.streams.len(), self.slots, marks.len()))
+        // Lanes that shorten CPU segments scale the times of most launches;
+        // the others, grouped apart, take the path without scaling there.
+        let shortens_cpu =
+            |c: &Change| c.remove.iter().any(|a| matches!(a, Act::Cpu | Act::Launch));
+        let mut order: Vec<usize> = (0..changes.len()).collect();
+        order.sort_by_key(|&i| shortens_cpu(changes[i]));
+        let sorted: Vec<&Change> = order.iter().map(|&i| changes[i]).collect();
+        let split = sorted.partition_point(|c| !shortens_cpu(c));
+        let parts: Vec<&[&Change]> = if split == 0 || split == sorted.len() {
+            let per_group = sorted.len().div_ceil(LANE_GROUPS).max(1);
+            sorted.chunks(per_group).collect()
+        } else {
+            vec![&sorted[..split], &sorted[split..]]
+        };
+        let mut groups: Vec<Group> = parts
+            .into_iter()
+            .map(|c| Group::new(c, w0, self.streams.len(), self.slots, marks.len()))
             .collect();
-        let need_precision = lanes.iter().any(|l| !l.speed_identity);
-        let per_group = lanes.len().div_ceil(LANE_GROUPS).max(1);
-        let mut groups: Vec<Group> = Vec::new();
-        let mut lanes = lanes.into_iter().peekable();
-        while lanes.peek().is_some() {
-            groups.push(Group {
-                lanes: lanes.by_ref().take(per_group).collect(),
-                seg: None,
-            });
-        }
+        let need_precision = groups.iter().any(|g| g.needs_precision());
         let mut walk = Walk::new(self, marks, need_precision);
         let (mut ready, mut next) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
         walk.fill(&mut ready);
@@ -421,17 +429,12 @@ impl Replay<'_> {
             );
             std::mem::swap(&mut ready, &mut next);
         }
-        groups
-            .into_iter()
-            .flat_map(|g| g.lanes)
-            .map(|mut l| {
-                while l.out.len() < marks.len() {
-                    l.out.push(l.h.max(l.done));
-                }
-                let end = l.h.max(l.done);
-                (l.out, end)
-            })
-            .collect()
+        let mut out: Vec<(Vec<Ns>, Ns)> = vec![Default::default(); changes.len()];
+        let lanes = groups.into_iter().flat_map(|g| g.finish(marks.len()));
+        for (&i, lane) in order.iter().zip(lanes) {
+            out[i] = lane;
+        }
+        out
     }
 }
 
@@ -440,24 +443,10 @@ impl Replay<'_> {
 /// third slower, and 64K steps gained nothing over 16K. Tests use tiny blocks,
 /// so that the walk stops and resumes everywhere (mid-segment, between marks).
 const BLOCK: usize = if cfg!(test) { 61 } else { 16 << 10 };
-/// Lanes are followed in this many groups, one task each (1, 3 and 6 groups
-/// measured no better on 2 cores).
+/// Lanes are followed in this many groups, one task each, when they do not
+/// split by what they change (1, 3 and 6 groups measured no better on 2
+/// cores).
 const LANE_GROUPS: usize = 2;
-
-/// One step of the replay's walk, the same for every lane.
-#[derive(Clone, Copy)]
-enum Step {
-    /// A segment of the critical host timeline begins.
-    Enter(Seg),
-    /// An op launched this far into the current segment.
-    Op(Ns, OpFacts),
-    /// A mark this far into the current segment.
-    Mark(Ns),
-    /// The current segment ends.
-    Leave,
-    /// An op launched this long after the window.
-    After(Ns, OpFacts),
-}
 
 /// The walk: the critical host timeline's segments in order, with the ops
 /// and marks that fall in each, then the ops launched after the window. It
@@ -549,54 +538,6 @@ impl<'r, 'a> Walk<'r, 'a> {
                 self.next = self.ops.next(r);
             } else {
                 break;
-            }
-        }
-    }
-}
-
-/// Lanes followed together, and the segment they are in.
-struct Group {
-    lanes: Vec<Lane>,
-    seg: Option<Seg>,
-}
-
-impl Group {
-    fn follow(&mut self, steps: &[Step]) {
-        for step in steps {
-            match step {
-                Step::Enter(s) => {
-                    self.seg = Some(*s);
-                    for l in &mut self.lanes {
-                        l.enter(s);
-                    }
-                }
-                Step::Op(dt, op) => {
-                    let dt = Offset::new(*dt);
-                    for l in &mut self.lanes {
-                        let at = l.seg_start_new + l.scaled_offset(dt);
-                        l.schedule(op, at);
-                    }
-                }
-                Step::Mark(dt) => {
-                    let dt = Offset::new(*dt);
-                    for l in &mut self.lanes {
-                        let at = l.seg_start_new + l.scaled_offset(dt);
-                        l.out.push(at.max(l.done));
-                    }
-                }
-                Step::Leave => {
-                    if let Some(s) = self.seg.take() {
-                        for l in &mut self.lanes {
-                            l.leave(&s);
-                        }
-                    }
-                }
-                Step::After(dt, op) => {
-                    for l in &mut self.lanes {
-                        let at = l.h + dt;
-                        l.schedule(op, at);
-                    }
-                }
             }
         }
     }
@@ -807,16 +748,6 @@ impl Cursor {
     }
 }
 
-/// What a lane needs of an op.
-#[derive(Clone, Copy)]
-struct OpFacts {
-    stream: usize,
-    latency: Ns,
-    dur: Ns,
-    precision: usize,
-    special: Option<Special>,
-}
-
 /// Ops in replay order: merged from the streams, or from the sorted list.
 struct OpSource {
     cursors: Vec<Cursor>,
@@ -886,175 +817,20 @@ impl OpSource {
             so.special.get(*c).filter(|x| x.pos == v.pos).copied()
         };
         OpFacts {
-            stream: si,
-            latency: v.latency,
             dur: o.dur(),
+            latency: v.latency as u32,
+            stream: si as u32,
+            special: special.map(|x| OpSpecial {
+                dep: x.dep,
+                target: x.target,
+                offload: x.offload,
+            }),
             precision: if need_precision {
-                r.precision.of(o) as usize
+                r.precision.of(o) as u8
             } else {
                 0
             },
-            special,
         }
-    }
-}
-
-/// A time into a segment, converted once for every lane.
-#[derive(Clone, Copy)]
-struct Offset {
-    ns: Ns,
-    f: f64,
-}
-
-impl Offset {
-    #[inline(always)]
-    fn new(dt: Ns) -> Offset {
-        let ns = dt.max(0);
-        Offset { ns, f: ns as f64 }
-    }
-}
-
-/// One change's replay state.
-struct Lane {
-    remove: [bool; 8],
-    remove_launch: bool,
-    drop_offload: bool,
-    /// Kernel time divisor per precision (index `Precision as usize`).
-    speed: [f64; 9],
-    speed_identity: bool,
-    h: Ns,
-    done: Ns,
-    stream_free: Vec<Ns>,
-    slot_end: Vec<Ns>,
-    out: Vec<Ns>,
-    /// The current segment: its start on the new clock, and its time scale.
-    seg_start_new: Ns,
-    scale: f64,
-    removed: bool,
-}
-
-fn act_index(a: Act) -> usize {
-    match a {
-        Act::Cpu => 0,
-        Act::Io => 1,
-        Act::Data => 2,
-        Act::Memory => 3,
-        Act::Sync => 4,
-        Act::Transfer => 5,
-        Act::Launch => 6,
-        Act::Wait => 7,
-    }
-}
-
-impl Lane {
-    fn new(c: &Change, w0: Ns, streams: usize, slots: usize, marks: usize) -> Lane {
-        let mut remove = [false; 8];
-        for a in c.remove {
-            remove[act_index(*a)] = true;
-        }
-        let mut speed = [1.0; 9];
-        for p in Precision::ALL.iter().copied().chain([Precision::Unknown]) {
-            speed[p as usize] = (c.speedup)(p).max(1e-9);
-        }
-        Lane {
-            remove,
-            remove_launch: c.remove.contains(&Act::Launch),
-            drop_offload: c.drop_offload,
-            speed_identity: speed.iter().all(|&x| x == 1.0),
-            speed,
-            h: w0,
-            done: w0,
-            stream_free: vec![w0; streams],
-            slot_end: vec![Ns::MIN; slots],
-            out: Vec::with_capacity(marks),
-            seg_start_new: w0,
-            scale: 1.0,
-            removed: false,
-        }
-    }
-
-    #[inline]
-    fn enter(&mut self, s: &Seg) {
-        self.removed = self.remove[act_index(s.act)];
-        let len = (s.end - s.start).max(1) as f64;
-        self.scale = if self.removed {
-            // A merged CPU segment keeps its launch calls unless those go too.
-            if s.act == Act::Cpu && !self.remove_launch {
-                s.launch_ns as f64 / len
-            } else {
-                0.0
-            }
-        } else if s.act == Act::Cpu && self.remove_launch {
-            1.0 - s.launch_ns as f64 / len
-        } else {
-            1.0
-        };
-        self.seg_start_new = self.h;
-    }
-
-    /// A time into the current segment, on the new clock.
-    #[inline(always)]
-    fn scaled_offset(&self, dt: Offset) -> Ns {
-        if self.scale == 1.0 {
-            dt.ns
-        } else {
-            (dt.f * self.scale) as Ns
-        }
-    }
-
-    #[inline]
-    fn leave(&mut self, s: &Seg) {
-        self.h = if s.act == Act::Sync && !self.removed {
-            // Waits for everything launched so far, no longer.
-            (self.h + SYNC_FLOOR_NS.min(s.end - s.start)).max(self.done)
-        } else if s.act == Act::Data && !self.removed && s.sub != Sub::MAIN_PROCESS {
-            // Producers run on their own: the batch arrives when it arrived,
-            // however early the consumer starts waiting.
-            self.h.max(s.end)
-        } else {
-            let len = (s.end - s.start).max(1);
-            self.h + self.scaled_len(len)
-        };
-    }
-
-    #[inline]
-    fn scaled_len(&self, len: Ns) -> Ns {
-        if self.scale == 1.0 && len < 1 << 53 {
-            len
-        } else {
-            (len as f64 * self.scale) as Ns
-        }
-    }
-
-    #[inline]
-    fn schedule(&mut self, op: &OpFacts, at: Ns) {
-        let free = self.stream_free[op.stream];
-        let sp = op.special;
-        let after_dep = match sp {
-            Some(x) if x.dep != NONE => self.slot_end[x.dep as usize],
-            _ => Ns::MIN,
-        };
-        let start = (at + op.latency).max(free).max(after_dep);
-        let dur = if self.drop_offload && sp.is_some_and(|x| x.offload) {
-            0
-        } else if self.speed_identity {
-            op.dur
-        } else {
-            let f = self.speed[op.precision];
-            if f == 1.0 && op.dur.unsigned_abs() < 1 << 53 {
-                op.dur
-            } else {
-                (op.dur as f64 / f) as Ns
-            }
-        };
-        let end = start + dur;
-        self.stream_free[op.stream] = end;
-        if let Some(x) = sp
-            && x.target != NONE
-        {
-            self.slot_end[x.target as usize] = end;
-        }
-        self.done = self.done.max(end);
     }
 }
 

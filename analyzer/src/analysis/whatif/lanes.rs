@@ -1,0 +1,319 @@
+//! The lanes of a replay: each follows the shared walk with one change
+//! applied. Lanes are followed in groups, and a group keeps its lanes' state
+//! in arrays, lane by lane, so that an op is read once and then scheduled in
+//! every lane by one short loop (the replay's hottest code: ops times lanes).
+
+use super::{Change, NONE, SYNC_FLOOR_NS};
+use crate::analysis::activity::{Act, Seg, Sub};
+use crate::model::{Ns, Precision};
+
+/// What a lane needs of an op. Compact, as the walk writes one per op and
+/// every group reads it back.
+#[derive(Clone, Copy)]
+pub(super) struct OpFacts {
+    pub dur: Ns,
+    /// At most `MAX_LATENCY_NS`.
+    pub latency: u32,
+    pub stream: u32,
+    pub special: Option<OpSpecial>,
+    pub precision: u8,
+}
+
+/// The few ops that wait for another stream, are waited for, or are offload
+/// copies.
+#[derive(Clone, Copy)]
+pub(super) struct OpSpecial {
+    /// Slot of the op this one waits for (`NONE` if none).
+    pub dep: u32,
+    /// Slot where this op's new end is kept for others (`NONE` if none).
+    pub target: u32,
+    pub offload: bool,
+}
+
+/// One step of the replay's walk, the same for every lane.
+#[derive(Clone, Copy)]
+pub(super) enum Step {
+    /// A segment of the critical host timeline begins.
+    Enter(Seg),
+    /// An op launched this far into the current segment.
+    Op(Ns, OpFacts),
+    /// A mark this far into the current segment.
+    Mark(Ns),
+    /// The current segment ends.
+    Leave,
+    /// An op launched this long after the window.
+    After(Ns, OpFacts),
+}
+
+pub(super) fn act_index(a: Act) -> usize {
+    match a {
+        Act::Cpu => 0,
+        Act::Io => 1,
+        Act::Data => 2,
+        Act::Memory => 3,
+        Act::Sync => 4,
+        Act::Transfer => 5,
+        Act::Launch => 6,
+        Act::Wait => 7,
+    }
+}
+
+/// What one lane's change does.
+struct LaneChange {
+    remove: [bool; 8],
+    remove_launch: bool,
+    drop_offload: bool,
+    /// Kernel time divisor per precision (index `Precision as usize`).
+    speed: [f64; 9],
+    speed_identity: bool,
+}
+
+impl LaneChange {
+    fn new(c: &Change) -> LaneChange {
+        let mut remove = [false; 8];
+        for a in c.remove {
+            remove[act_index(*a)] = true;
+        }
+        let mut speed = [1.0; 9];
+        for p in Precision::ALL.iter().copied().chain([Precision::Unknown]) {
+            speed[p as usize] = (c.speedup)(p).max(1e-9);
+        }
+        LaneChange {
+            remove,
+            remove_launch: c.remove.contains(&Act::Launch),
+            drop_offload: c.drop_offload,
+            speed_identity: speed.iter().all(|&x| x == 1.0),
+            speed,
+        }
+    }
+
+    /// An op's duration under this change.
+    #[inline(always)]
+    fn dur(&self, op: &OpFacts) -> Ns {
+        if self.speed_identity {
+            return op.dur;
+        }
+        let f = self.speed[op.precision as usize];
+        if f == 1.0 && op.dur.unsigned_abs() < 1 << 53 {
+            op.dur
+        } else {
+            (op.dur as f64 / f) as Ns
+        }
+    }
+}
+
+/// A time into the current segment on a lane's new clock.
+#[inline(always)]
+fn scaled(dt: Ns, dt_f: f64, scale: f64) -> Ns {
+    if scale == 1.0 {
+        dt
+    } else {
+        (dt_f * scale) as Ns
+    }
+}
+
+/// One lane's place in the replay.
+#[derive(Clone, Copy)]
+struct LaneState {
+    /// The host's time on the new clock at the end of the last segment.
+    h: Ns,
+    /// The latest end of any op.
+    done: Ns,
+    /// The current segment's start on the new clock, its time scale, and
+    /// whether its activity is removed.
+    seg_start: Ns,
+    scale: f64,
+    removed: bool,
+}
+
+/// Lanes followed together, and the segment they are in.
+pub(super) struct Group {
+    changes: Vec<LaneChange>,
+    /// Some lane changes op durations.
+    any_speed: bool,
+    seg: Option<Seg>,
+    /// Every lane runs the current segment at its own speed (scale 1), so
+    /// no time needs scaling: the common case, worth its own path.
+    unit: bool,
+    /// Per lane.
+    state: Vec<LaneState>,
+    /// New times of the marks so far, per lane.
+    out: Vec<Vec<Ns>>,
+    /// Per stream or slot, then lane (index = stream * lanes + lane).
+    stream_free: Vec<Ns>,
+    slot_end: Vec<Ns>,
+}
+
+impl Group {
+    pub(super) fn new(
+        changes: &[&Change],
+        w0: Ns,
+        streams: usize,
+        slots: usize,
+        marks: usize,
+    ) -> Group {
+        let n = changes.len();
+        let changes: Vec<LaneChange> = changes.iter().map(|c| LaneChange::new(c)).collect();
+        let start = LaneState {
+            h: w0,
+            done: w0,
+            seg_start: w0,
+            scale: 1.0,
+            removed: false,
+        };
+        Group {
+            any_speed: changes.iter().any(|c| !c.speed_identity),
+            changes,
+            seg: None,
+            unit: true,
+            state: vec![start; n],
+            out: (0..n).map(|_| Vec::with_capacity(marks)).collect(),
+            stream_free: vec![w0; streams * n],
+            slot_end: vec![Ns::MIN; slots * n],
+        }
+    }
+
+    /// Whether some lane changes op durations (the walk then gives each op's
+    /// precision).
+    pub(super) fn needs_precision(&self) -> bool {
+        self.any_speed
+    }
+
+    pub(super) fn follow(&mut self, steps: &[Step]) {
+        for step in steps {
+            match step {
+                Step::Enter(s) => {
+                    self.seg = Some(*s);
+                    self.enter(s);
+                }
+                Step::Op(dt, op) => {
+                    let dt = (*dt).max(0);
+                    if self.unit {
+                        self.schedule(op, |st| st.seg_start + dt);
+                    } else {
+                        let dt_f = dt as f64;
+                        self.schedule(op, |st| st.seg_start + scaled(dt, dt_f, st.scale));
+                    }
+                }
+                Step::Mark(dt) => {
+                    let dt = (*dt).max(0);
+                    for (st, out) in self.state.iter().zip(&mut self.out) {
+                        let at = st.seg_start + scaled(dt, dt as f64, st.scale);
+                        out.push(at.max(st.done));
+                    }
+                }
+                Step::Leave => {
+                    if let Some(s) = self.seg.take() {
+                        self.leave(&s);
+                    }
+                }
+                Step::After(dt, op) => self.schedule(op, |st| st.h + dt),
+            }
+        }
+    }
+
+    /// Each lane's replayed mark times (the marks not reached wait for the
+    /// end), and the end of its replay.
+    pub(super) fn finish(self, marks: usize) -> Vec<(Vec<Ns>, Ns)> {
+        self.out
+            .into_iter()
+            .zip(&self.state)
+            .map(|(mut out, st)| {
+                let end = st.h.max(st.done);
+                out.resize(out.len().max(marks), end);
+                (out, end)
+            })
+            .collect()
+    }
+
+    fn enter(&mut self, s: &Seg) {
+        let len = (s.end - s.start).max(1) as f64;
+        for (st, c) in self.state.iter_mut().zip(&self.changes) {
+            st.removed = c.remove[act_index(s.act)];
+            st.scale = if st.removed {
+                // A merged CPU segment keeps its launch calls unless those go too.
+                if s.act == Act::Cpu && !c.remove_launch {
+                    s.launch_ns as f64 / len
+                } else {
+                    0.0
+                }
+            } else if s.act == Act::Cpu && c.remove_launch {
+                1.0 - s.launch_ns as f64 / len
+            } else {
+                1.0
+            };
+            st.seg_start = st.h;
+        }
+        self.unit = self.state.iter().all(|st| st.scale == 1.0);
+    }
+
+    fn leave(&mut self, s: &Seg) {
+        let len = (s.end - s.start).max(1);
+        for st in &mut self.state {
+            st.h = if s.act == Act::Sync && !st.removed {
+                // Waits for everything launched so far, no longer.
+                (st.h + SYNC_FLOOR_NS.min(s.end - s.start)).max(st.done)
+            } else if s.act == Act::Data && !st.removed && s.sub != Sub::MAIN_PROCESS {
+                // Producers run on their own: the batch arrives when it
+                // arrived, however early the consumer starts waiting.
+                st.h.max(s.end)
+            } else if st.scale == 1.0 && len < 1 << 53 {
+                st.h + len
+            } else {
+                st.h + (len as f64 * st.scale) as Ns
+            };
+        }
+    }
+
+    /// Schedules `op` in every lane: it starts after its launch and launch
+    /// latency, when its stream is free, and after the op it waits for.
+    #[inline(always)]
+    fn schedule(&mut self, op: &OpFacts, at: impl Fn(&LaneState) -> Ns) {
+        let n = self.state.len();
+        let lat = op.latency as Ns;
+        let free = &mut self.stream_free[op.stream as usize * n..][..n];
+        match op.special {
+            None if !self.any_speed => {
+                for (st, free) in self.state.iter_mut().zip(free) {
+                    let end = (at(st) + lat).max(*free) + op.dur;
+                    *free = end;
+                    st.done = st.done.max(end);
+                }
+            }
+            None => {
+                for ((st, free), c) in self.state.iter_mut().zip(free).zip(&self.changes) {
+                    let end = (at(st) + lat).max(*free) + c.dur(op);
+                    *free = end;
+                    st.done = st.done.max(end);
+                }
+            }
+            Some(sp) => {
+                for (l, ((st, free), c)) in self
+                    .state
+                    .iter_mut()
+                    .zip(free)
+                    .zip(&self.changes)
+                    .enumerate()
+                {
+                    let after_dep = if sp.dep != NONE {
+                        self.slot_end[sp.dep as usize * n + l]
+                    } else {
+                        Ns::MIN
+                    };
+                    let start = (at(st) + lat).max(*free).max(after_dep);
+                    let dur = if c.drop_offload && sp.offload {
+                        0
+                    } else {
+                        c.dur(op)
+                    };
+                    let end = start + dur;
+                    *free = end;
+                    if sp.target != NONE {
+                        self.slot_end[sp.target as usize * n + l] = end;
+                    }
+                    st.done = st.done.max(end);
+                }
+            }
+        }
+    }
+}

@@ -145,7 +145,7 @@ struct Mark {
 
 /// Appends a segment, joining it to the previous one when they continue each
 /// other: the same activity and object, or CPU work and launch calls.
-#[inline]
+#[inline(always)]
 fn push_merged(out: &mut Vec<Seg>, seg: Seg) {
     if seg.end <= seg.start {
         return;
@@ -620,8 +620,34 @@ fn sweep(
             open.push(m);
             pending = marks.next();
         }
-        open.retain(|m| m.end > t);
         let next_start = pending.map_or(hi, |m| m.start).min(hi);
+        // Mostly one span is open, or none: the general case below, short.
+        if open.len() <= 1 {
+            match open.first() {
+                Some(m) if m.end > t => {
+                    let until = next_start.min(m.end);
+                    push_merged(
+                        out,
+                        Seg {
+                            start: t,
+                            end: until,
+                            what: m.what,
+                            launch_ns: 0,
+                            act: m.act,
+                            sub: m.sub,
+                        },
+                    );
+                    t = until;
+                }
+                _ => {
+                    open.clear();
+                    samples.unexplained(t, next_start, out);
+                    t = next_start;
+                }
+            }
+            continue;
+        }
+        open.retain(|m| m.end > t);
         // The highest priority, latest start; the last of equals.
         let mut win: Option<&Mark> = None;
         let mut until = next_start;
@@ -691,9 +717,46 @@ impl<'t> SampleCursor<'t> {
         }
     }
 
+    /// The class of the interval before sample `j`, remembered.
+    #[inline]
+    fn class_of(&mut self, j: usize) -> (Act, Sub) {
+        match self.class {
+            Some((k, act, sub)) if k == j => (act, sub),
+            _ => {
+                let c = interval_class(self.samples, j);
+                self.class = Some((j, c.0, c.1));
+                c
+            }
+        }
+    }
+
     /// Time no span explains, [a, b): the sampler's view, else CPU. `a` never
     /// goes back between calls.
+    #[inline]
     fn unexplained(&mut self, a: Ns, b: Ns, out: &mut Vec<Seg>) {
+        // Mostly all of it lies before the next sample (samples before
+        // `self.i` are at or before `a` already).
+        let samples = self.samples;
+        if samples.len() >= 2 && b > a && samples.get(self.i).is_none_or(|s| b <= s.ts) {
+            let (act, sub) = self.class_of(self.i);
+            push_merged(
+                out,
+                Seg {
+                    start: a,
+                    end: b,
+                    what: 0,
+                    launch_ns: 0,
+                    act,
+                    sub,
+                },
+            );
+            return;
+        }
+        self.unexplained_slow(a, b, out);
+    }
+
+    #[inline(never)]
+    fn unexplained_slow(&mut self, a: Ns, b: Ns, out: &mut Vec<Seg>) {
         let cpu = Seg {
             start: a,
             end: b,
@@ -719,14 +782,7 @@ impl<'t> SampleCursor<'t> {
                 b
             };
             if end > start {
-                let (act, sub) = match self.class {
-                    Some((k, act, sub)) if k == j => (act, sub),
-                    _ => {
-                        let c = interval_class(samples, j);
-                        self.class = Some((j, c.0, c.1));
-                        c
-                    }
-                };
+                let (act, sub) = self.class_of(j);
                 push_merged(
                     out,
                     Seg {

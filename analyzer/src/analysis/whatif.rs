@@ -751,31 +751,31 @@ impl Cursor {
 /// Ops in replay order: merged from the streams, or from the sorted list.
 struct OpSource {
     cursors: Vec<Cursor>,
-    /// Each stream's next op.
-    heads: Vec<Option<OpView>>,
+    /// The streams with ops left, in stream order, with their next op.
+    live: Vec<OpView>,
     pos: usize,
 }
 
 impl OpSource {
     fn new(r: &Replay) -> OpSource {
         let mut cursors: Vec<Cursor> = r.streams.iter().map(Cursor::new).collect();
-        let heads = if r.order.is_some() {
+        let live = if r.order.is_some() {
             Vec::new()
         } else {
             cursors
                 .iter_mut()
                 .enumerate()
-                .map(|(si, c)| c.advance(&r.streams[si], si, r.window))
+                .filter_map(|(si, c)| c.advance(&r.streams[si], si, r.window))
                 .collect()
         };
         OpSource {
             cursors,
-            heads,
+            live,
             pos: 0,
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self, r: &Replay) -> Option<OpView> {
         if let Some(order) = &r.order {
             let v = order.get(self.pos).copied();
@@ -783,21 +783,25 @@ impl OpSource {
             return v;
         }
         // The earliest launch; the first stream on ties.
-        let mut best: Option<(usize, Ns)> = None;
-        for (si, h) in self.heads.iter().enumerate() {
-            if let Some(o) = h
-                && best.is_none_or(|b| o.anchor < b.1)
-            {
-                best = Some((si, o.anchor));
+        let (first, rest) = self.live.split_first()?;
+        let (mut k, mut best) = (0, first.anchor);
+        for (j, h) in rest.iter().enumerate() {
+            if h.anchor < best {
+                (k, best) = (j + 1, h.anchor);
             }
         }
-        let (si, _) = best?;
-        let v = self.heads[si];
-        self.heads[si] = self.cursors[si].advance(&r.streams[si], si, r.window);
-        v
+        let v = self.live[k];
+        let si = v.stream as usize;
+        match self.cursors[si].advance(&r.streams[si], si, r.window) {
+            Some(n) => self.live[k] = n,
+            None => {
+                self.live.remove(k);
+            }
+        }
+        Some(v)
     }
 
-    #[inline]
+    #[inline(always)]
     fn facts(&mut self, r: &Replay, v: OpView, need_precision: bool) -> OpFacts {
         let si = v.stream as usize;
         let so = &r.streams[si];

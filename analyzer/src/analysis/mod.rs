@@ -22,6 +22,8 @@ pub mod whatif;
 
 pub use types::{Cause, DeviceDiagnosis, Diagnosis, Finding, IdleGap, Step, StepSource, Steps};
 
+use rayon::prelude::*;
+
 use crate::model::{Ns, Timeline};
 
 /// Runs every analysis over one timeline.
@@ -52,9 +54,6 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     let window = analysis_window(tl, &steps);
     let mut cx = context::Context::from_parts(tl, window, corr, lookups);
     lap("cx");
-    let mem = memory::analyze(&cx, &steps);
-    cx.offload = mem.offload.clone();
-    lap("mem");
     // The GPU the findings are about: the first with the most ops.
     let active: Vec<bool> = tl
         .gpus
@@ -67,40 +66,60 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             primary_gpu = Some(gi);
         }
     }
+    // What needs neither the memory findings nor a launcher's host timeline
+    // (each GPU's launching thread, busy time by precision and idle gaps),
+    // beside the memory findings, which are serial.
+    let (mem, mut per_gpu) = rayon::join(
+        || memory::analyze(&cx, &steps),
+        || {
+            tl.gpus
+                .par_iter()
+                .zip(&active)
+                .map(|(g, &on)| {
+                    on.then(|| {
+                        let (launcher, (by_prec, idle)) = rayon::join(
+                            || attribution::main_launcher(&cx, g),
+                            || {
+                                rayon::join(
+                                    || {
+                                        busy::busy_by_precision(
+                                            g,
+                                            &cx.precision,
+                                            window.0,
+                                            window.1,
+                                        )
+                                    },
+                                    || attribution::idle_gaps(&cx, g),
+                                )
+                            },
+                        );
+                        (launcher, by_prec, idle)
+                    })
+                })
+                .collect::<Vec<_>>()
+        },
+    );
+    cx.offload = mem.offload.clone();
+    lap("mem+launchers");
     let mut devices = Vec::new();
     let mut primary = None;
     for (gi, g) in tl.gpus.iter().enumerate() {
-        if !active[gi] {
+        let Some((launcher, by_prec, idle)) = per_gpu[gi].take() else {
             continue;
-        }
-        let launcher = attribution::main_launcher(&cx, g);
-        lap("launcher");
+        };
         // The launching thread's segments (attribution and replay read them)
-        // next to what needs no host timeline (the GPU side of the replay,
-        // the busy time by precision, the idle gaps), then the attribution of
-        // those gaps next to the replay's host side.
+        // next to the GPU side of the replay; then the attribution of the
+        // idle gaps next to the replay's host side.
         let is_primary = primary_gpu == Some(gi) && launcher.is_some();
-        // Four independent pieces: rayon gives whichever core is free next
-        // the one still waiting.
-        let (_, (scan, (by_prec, idle))) = rayon::join(
+        let (_, scan) = rayon::join(
             || launcher.map(|l| cx.segments(l)),
             || {
-                rayon::join(
-                    || {
-                        let scan = is_primary.then(|| whatif::Replay::scan(&cx, g));
-                        lap("replay-scan");
-                        scan
-                    },
-                    || {
-                        rayon::join(
-                            || busy::busy_by_precision(g, &cx.precision, window.0, window.1),
-                            || attribution::idle_gaps(&cx, g),
-                        )
-                    },
-                )
+                let scan = is_primary.then(|| whatif::Replay::scan(&cx, g));
+                lap("replay-scan");
+                scan
             },
         );
-        lap("segs+prec");
+        lap("segs+scan");
         let mut ev = attribution::Evidence::default();
         let marks = findings::step_marks(&steps, window);
         let (mut att, replays) = rayon::join(

@@ -107,7 +107,7 @@ impl<'a> OpsByStart<'a> {
 impl<'a> Iterator for OpsByStart<'a> {
     type Item = (usize, &'a GpuOp);
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<(usize, &'a GpuOp)> {
         let Some(h) = &mut self.heap else {
             // The earliest head; the first stream on ties.

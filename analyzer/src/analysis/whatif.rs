@@ -323,6 +323,14 @@ impl<'a> ReplayScan<'a> {
                 *from = cts;
             }
         };
+        if let [(t, _)] = cursors[..] {
+            // One launching thread: one stretch, up to its last launch.
+            let bits = &launched[t];
+            let w = bits.iter().rposition(|&w| w != 0).expect("a launch");
+            let last = w * 64 + 63 - bits[w].leading_zeros() as usize;
+            current = Some((t, spans[t][last].ts));
+            cursors.clear();
+        }
         loop {
             // The earliest next launch; the first thread on ties.
             let mut best: Option<(usize, Ns)> = None;
@@ -708,7 +716,7 @@ impl Cursor {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self, so: &StreamOps, si: usize, (w0, w1): (Ns, Ns)) -> Option<OpView> {
         while self.i < so.hi {
             let i = self.i;

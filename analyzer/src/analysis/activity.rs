@@ -143,6 +143,79 @@ struct Mark {
     prio: u8,
 }
 
+/// Threads with fewer spans than this in a sweep's range are swept in one
+/// piece (tests cut small ones, so that cutting is checked everywhere).
+const SPLIT_MIN: usize = if cfg!(test) { 16 } else { 1 << 18 };
+
+/// A stream's sweep, with what a cut needs to check.
+struct Streamed {
+    out: Vec<Seg>,
+    sorted: bool,
+    /// The latest end of any span swept (unclipped).
+    max_end: Ns,
+}
+
+/// The marks of a stream of spans, while they are in order and before `hi`.
+struct Stream<'c, 's> {
+    classifier: &'c Classifier<'c>,
+    objects: ObjectCache<'c>,
+    spans: std::slice::Iter<'s, HostSpan>,
+    prev: Option<&'s HostSpan>,
+    lo: Ns,
+    hi: Ns,
+    /// No span out of order so far.
+    sorted: bool,
+    /// The latest end of any span with a mark (unclipped).
+    max_end: Ns,
+}
+
+impl Iterator for Stream<'_, '_> {
+    type Item = Mark;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Mark> {
+        for s in self.spans.by_ref() {
+            if self.prev.is_some_and(|p| span_key(p) > span_key(s)) {
+                self.sorted = false;
+                self.spans = [].iter();
+                return None;
+            }
+            self.prev = Some(s);
+            if s.ts >= self.hi {
+                self.spans = [].iter();
+                return None;
+            }
+            if let Some(m) = self.classifier.mark(s, &mut self.objects, self.lo, self.hi) {
+                self.max_end = self.max_end.max(s.end());
+                return Some(m);
+            }
+        }
+        None
+    }
+}
+
+/// The order `Timeline::finalize` leaves a thread's spans in.
+fn span_key(s: &HostSpan) -> (Ns, Reverse<Ns>) {
+    (s.ts, Reverse(s.dur))
+}
+
+/// Segments `push_merged` lets continue the one before, when contiguous: the
+/// same activity and object (not launches), or CPU work and launch calls.
+#[inline(always)]
+fn continues(l: &Seg, seg: &Seg) -> bool {
+    l.act == seg.act && l.sub == seg.sub && l.what == seg.what && l.act != Act::Launch
+}
+
+#[inline(always)]
+fn cpu_like(s: &Seg) -> bool {
+    (s.act == Act::Cpu && s.sub == Sub::NONE) || s.act == Act::Launch
+}
+
+/// Whether `push_merged` would fold `seg` into `l` (contiguous).
+fn joins(l: &Seg, seg: &Seg) -> bool {
+    continues(l, seg) || (cpu_like(l) && cpu_like(seg) && seg.end - l.start <= MERGE_CAP_NS)
+}
+
 /// Appends a segment, joining it to the previous one when they continue each
 /// other: the same activity and object, or CPU work and launch calls.
 #[inline(always)]
@@ -150,11 +223,10 @@ fn push_merged(out: &mut Vec<Seg>, seg: Seg) {
     if seg.end <= seg.start {
         return;
     }
-    let cpu_like = |s: &Seg| (s.act == Act::Cpu && s.sub == Sub::NONE) || s.act == Act::Launch;
     if let Some(l) = out.last_mut()
         && l.end == seg.start
     {
-        if l.act == seg.act && l.sub == seg.sub && l.what == seg.what && l.act != Act::Launch {
+        if continues(l, &seg) {
             l.end = seg.end;
             if l.act == Act::Cpu {
                 l.launch_ns += seg.launch_ns;
@@ -323,7 +395,7 @@ impl Classifier<'_> {
     }
 
     /// Activity of a span of a named kind (API call, op, range).
-    #[inline]
+    #[inline(always)]
     fn named_activity(&self, s: &HostSpan) -> Option<(Act, Sub, u8)> {
         match s.kind {
             SpanKind::Host(_) => None,
@@ -369,73 +441,172 @@ impl Classifier<'_> {
     /// `lo` (clipped to it) are sorted apart.
     pub fn segments(&self, p: &Process, th: &Thread, lo: Ns, hi: Ns) -> Vec<Seg> {
         let spans = &th.spans;
-        let mut objects = ObjectCache::new(p);
-        let mut mark = |s: &HostSpan| -> Option<Mark> {
-            let (act, sub, prio) = match s.kind {
-                SpanKind::Host(op) => host_activity(op, objects.class(s.id)),
-                _ => self.named_activity(s)?,
-            };
-            Some(Mark {
-                start: s.ts.max(lo),
-                end: s.end().min(hi),
-                what: s.id,
-                act,
-                sub,
-                prio,
-            })
-        };
-        let key = |s: &HostSpan| (s.ts, Reverse(s.dur));
-        let mut out = Vec::new();
         // Sorted input is streamed; its order is checked on the way (a full
         // pass just to check was a sixth of the sweep's time), and any
         // disorder among the spans used sends it to the sorting path.
         let first_after = spans.partition_point(|s| s.ts <= lo);
-        let mut sorted = spans[..first_after]
-            .windows(2)
-            .all(|w| key(&w[0]) <= key(&w[1]));
-        if sorted {
+        if spans[..first_after].is_sorted_by_key(span_key) {
             // Spans that start by `lo` all start at `lo` once clipped; among
             // them the longest comes first.
+            let mut objects = ObjectCache::new(p);
             let mut head: Vec<Mark> = Vec::new();
             for s in &spans[..first_after] {
                 if s.end() > lo && s.ts < hi {
-                    head.extend(mark(s));
+                    head.extend(self.mark(s, &mut objects, lo, hi));
                 }
             }
             head.sort_by_key(|m| Reverse(m.end));
-            let mut prev = first_after.checked_sub(1).map(|i| &spans[i]);
-            let rest = spans[first_after..]
-                .iter()
-                .take_while(|s| {
-                    let in_order = prev.is_none_or(|p| key(p) <= key(s));
-                    prev = Some(s);
-                    sorted &= in_order;
-                    in_order && s.ts < hi
-                })
-                .filter_map(&mut mark);
-            let mut samples = SampleCursor::new(th, lo);
-            sweep(head.into_iter().chain(rest), lo, hi, &mut samples, &mut out);
-        }
-        if !sorted {
-            // Unsorted input (a hand-built timeline): collect and sort.
-            out.clear();
-            let mut marks: Vec<Mark> = Vec::new();
-            for s in spans {
-                if s.ts >= hi {
-                    break;
-                }
-                if s.end() <= lo {
-                    continue;
-                }
-                marks.extend(mark(s));
+            let prev = first_after.checked_sub(1).map(|i| &spans[i]);
+            if let Some(out) = self.segments_split(p, th, &head, first_after, lo, hi) {
+                return out;
             }
-            marks.sort_by_key(|m| (m.start, Reverse(m.end)));
-            let mut samples = SampleCursor::new(th, lo);
-            sweep(marks.into_iter(), lo, hi, &mut samples, &mut out);
+            let s = self.stream(p, th, head, &spans[first_after..], prev, lo, hi);
+            if s.sorted {
+                return s.out;
+            }
         }
+        // Unsorted input (a hand-built timeline): collect and sort.
+        let mut objects = ObjectCache::new(p);
+        let mut marks: Vec<Mark> = Vec::new();
+        for s in spans {
+            if s.ts >= hi {
+                break;
+            }
+            if s.end() <= lo {
+                continue;
+            }
+            marks.extend(self.mark(s, &mut objects, lo, hi));
+        }
+        marks.sort_by_key(|m| (m.start, Reverse(m.end)));
+        let mut samples = SampleCursor::new(th, lo);
+        let mut out = Vec::new();
+        sweep(
+            Vec::new(),
+            &mut marks.into_iter(),
+            lo,
+            hi,
+            &mut samples,
+            &mut out,
+        );
         out
     }
 
+    /// A span's mark, clipped to [lo, hi); None if it has no activity.
+    #[inline(always)]
+    fn mark(&self, s: &HostSpan, objects: &mut ObjectCache, lo: Ns, hi: Ns) -> Option<Mark> {
+        let (act, sub, prio) = match s.kind {
+            SpanKind::Host(op) => host_activity(op, objects.class(s.id)),
+            _ => self.named_activity(s)?,
+        };
+        Some(Mark {
+            start: s.ts.max(lo),
+            end: s.end().min(hi),
+            what: s.id,
+            act,
+            sub,
+            prio,
+        })
+    }
+
+    /// The sweep over `head` (marks open at `lo`) then `stream`, spans in
+    /// order after `prev`, up to the first at or after `hi`, or the first
+    /// out of order.
+    #[allow(clippy::too_many_arguments)]
+    fn stream<'s>(
+        &self,
+        p: &Process,
+        th: &Thread,
+        head: Vec<Mark>,
+        stream: &'s [HostSpan],
+        prev: Option<&'s HostSpan>,
+        lo: Ns,
+        hi: Ns,
+    ) -> Streamed {
+        let max_end = head.iter().map(|m| m.end).max().unwrap_or(Ns::MIN);
+        let mut rest = Stream {
+            classifier: self,
+            objects: ObjectCache::new(p),
+            spans: stream.iter(),
+            prev,
+            lo,
+            hi,
+            sorted: true,
+            max_end,
+        };
+        let mut samples = SampleCursor::new(th, lo);
+        let mut out = Vec::new();
+        sweep(head, &mut rest, lo, hi, &mut samples, &mut out);
+        Streamed {
+            out,
+            sorted: rest.sorted,
+            max_end: rest.max_end,
+        }
+    }
+
+    /// `segments` of a long thread on two cores: the sweep's outcome at an
+    /// instant depends only on the marks open then (and on the segment
+    /// before, through merging), so [lo, hi) is cut at the start of a span
+    /// with nothing open across it, and the halves are swept apart. The cut
+    /// is checked afterwards: no mark of the first half may reach past it,
+    /// and the halves' segments must not join there. None if there is no
+    /// such cut (or the spans are out of order): the caller sweeps in one.
+    fn segments_split(
+        &self,
+        p: &Process,
+        th: &Thread,
+        head: &[Mark],
+        first_after: usize,
+        lo: Ns,
+        hi: Ns,
+    ) -> Option<Vec<Seg>> {
+        let spans = &th.spans;
+        let end = first_after + spans[first_after..].partition_point(|s| s.ts < hi);
+        if end - first_after < SPLIT_MIN {
+            return None;
+        }
+        let k = self.cut(p, spans, (first_after + end) / 2, end)?;
+        let x = spans[k].ts;
+        let (a, b) = rayon::join(
+            || {
+                let prev = first_after.checked_sub(1).map(|i| &spans[i]);
+                self.stream(p, th, head.to_vec(), &spans[first_after..k], prev, lo, x)
+            },
+            || self.stream(p, th, Vec::new(), &spans[k..], Some(&spans[k - 1]), x, hi),
+        );
+        let joins = match (a.out.last(), b.out.first()) {
+            (Some(l), Some(f)) => l.end == f.start && joins(l, f),
+            _ => false,
+        };
+        if !(a.sorted && b.sorted && a.max_end <= x && !joins) {
+            return None;
+        }
+        let mut out = a.out;
+        out.extend(b.out);
+        Some(out)
+    }
+
+    /// A span from `from` on (before `to`) to cut a sweep at: the first of
+    /// those starting at its time, with a mark that joins no segment before
+    /// it (I/O, a wait, ...), and no span of the millisecond before it
+    /// reaching past its start.
+    fn cut(&self, p: &Process, spans: &[HostSpan], from: usize, to: usize) -> Option<usize> {
+        const SEARCH: usize = 1 << 16;
+        const LOOK_BACK: usize = 1 << 12;
+        let mut objects = ObjectCache::new(p);
+        (from.max(1)..to.min(from + SEARCH)).find(|&k| {
+            let x = spans[k].ts;
+            spans[k - 1].ts < x
+                && self
+                    .mark(&spans[k], &mut objects, x, Ns::MAX)
+                    .is_some_and(|m| !matches!(m.act, Act::Cpu | Act::Launch))
+                && spans[k.saturating_sub(LOOK_BACK)..k]
+                    .iter()
+                    .rev()
+                    .take_while(|s| s.ts >= x - LongSpans::LIMIT)
+                    .all(|s| s.end() <= x)
+                && (k < LOOK_BACK || spans[k - LOOK_BACK].ts < x - LongSpans::LIMIT)
+        })
+    }
     /// Time spent on I/O (reads, writes, page faults...) by thread `th` in
     /// [x, y): the I/O segments of `segments(p, th, lo, hi)` clipped to [x, y),
     /// computed from the spans around [x, y) only (the sweep's outcome at an
@@ -492,7 +663,14 @@ impl Classifier<'_> {
         marks.sort_by_key(|(m, i)| (m.start, Reverse(m.end), *i));
         let mut samples = SampleCursor::new(th, x);
         let mut out = Vec::new();
-        sweep(marks.into_iter().map(|m| m.0), x, y, &mut samples, &mut out);
+        sweep(
+            Vec::new(),
+            &mut marks.into_iter().map(|m| m.0),
+            x,
+            y,
+            &mut samples,
+            &mut out,
+        );
         out.iter()
             .filter(|s| s.act == Act::Io)
             .map(|s| s.end - s.start)
@@ -512,8 +690,11 @@ pub struct LongSpans {
 }
 
 impl LongSpans {
+    /// Spans longer than this are long.
+    const LIMIT: Ns = 1_000_000;
+
     pub fn new(th: &Thread) -> LongSpans {
-        let limit = 1_000_000;
+        let limit = Self::LIMIT;
         let mut l = LongSpans {
             limit,
             ..Default::default()
@@ -605,14 +786,15 @@ impl<'p> ObjectCache<'p> {
 
 /// The sweep behind `Classifier::segments`, over marks in (start, longest
 /// first) order, from `t0` to `hi`: marks starting by `t0` are open at once.
-fn sweep(
-    mut marks: impl Iterator<Item = Mark>,
+/// `open` holds those already known to be (the same as passing them first).
+fn sweep<I: Iterator<Item = Mark>>(
+    mut open: Vec<Mark>,
+    marks: &mut I,
     t0: Ns,
     hi: Ns,
     samples: &mut SampleCursor,
     out: &mut Vec<Seg>,
 ) {
-    let mut open: Vec<Mark> = Vec::new();
     let mut pending = marks.next();
     let mut t = t0;
     while t < hi {

@@ -74,7 +74,7 @@ pub fn attribute_with(
     launcher: Option<ThreadRef>,
     ev: &mut Evidence,
 ) -> GpuAttribution {
-    attribute_gaps(cx, idle_gaps(cx, g), launcher, ev)
+    attribute_gaps(cx, idle_gaps(cx, g, |_| {}), launcher, ev)
 }
 
 /// The idle gaps of one GPU in the context's window, in order, each with the
@@ -85,30 +85,37 @@ pub struct IdleGaps<'g> {
     gaps: Vec<(Ns, Ns, Option<&'g GpuOp>)>,
 }
 
-pub fn idle_gaps<'g>(cx: &Context, g: &'g Gpu) -> IdleGaps<'g> {
+/// `op` sees every op of `g` in start order (see `busy::for_each_gap`).
+pub fn idle_gaps<'g>(cx: &Context, g: &'g Gpu, op: impl FnMut(&GpuOp)) -> IdleGaps<'g> {
     let (w0, w1) = cx.window;
     let mut gaps = Vec::new();
     // The op that ends each gap: the first op (in (start, end) order, stream
     // order on ties) starting at or after the gap's end. Gaps come in order,
     // so each stream is scanned once.
     let mut pos = vec![0usize; g.streams.len()];
-    let busy_ns = busy::for_each_gap(g, w0, w1, |a, b| {
-        let mut next: Option<&GpuOp> = None;
-        for (si, s) in g.streams.iter().enumerate() {
-            let ops = &s.ops;
-            let mut i = pos[si];
-            while i < ops.len() && ops[i].start < b {
-                i += 1;
+    let busy_ns = busy::for_each_gap(
+        g,
+        w0,
+        w1,
+        |a, b| {
+            let mut next: Option<&GpuOp> = None;
+            for (si, s) in g.streams.iter().enumerate() {
+                let ops = &s.ops;
+                let mut i = pos[si];
+                while i < ops.len() && ops[i].start < b {
+                    i += 1;
+                }
+                pos[si] = i;
+                if let Some(o) = ops.get(i)
+                    && next.is_none_or(|n| (o.start, o.end) < (n.start, n.end))
+                {
+                    next = Some(o);
+                }
             }
-            pos[si] = i;
-            if let Some(o) = ops.get(i)
-                && next.is_none_or(|n| (o.start, o.end) < (n.start, n.end))
-            {
-                next = Some(o);
-            }
-        }
-        gaps.push((a, b, next));
-    });
+            gaps.push((a, b, next));
+        },
+        op,
+    );
     IdleGaps { busy_ns, gaps }
 }
 

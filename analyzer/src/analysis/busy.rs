@@ -144,7 +144,14 @@ impl<'a> Iterator for OpsByStart<'a> {
 /// Busy time of one GPU inside [lo, hi); `gap` is called, in order, with the
 /// gaps between busy stretches there (what `intervals::gaps` of the ops'
 /// union gives).
-pub fn for_each_gap(g: &Gpu, lo: Ns, hi: Ns, mut gap: impl FnMut(Ns, Ns)) -> Ns {
+/// `op` is called with every op, in the same order.
+pub fn for_each_gap(
+    g: &Gpu,
+    lo: Ns,
+    hi: Ns,
+    mut gap: impl FnMut(Ns, Ns),
+    mut op: impl FnMut(&GpuOp),
+) -> Ns {
     let mut busy = 0;
     // The union's current stretch, and the end of what has been gapped.
     let mut cur: Option<(Ns, Ns)> = None;
@@ -159,6 +166,7 @@ pub fn for_each_gap(g: &Gpu, lo: Ns, hi: Ns, mut gap: impl FnMut(Ns, Ns)) -> Ns 
         }
     };
     for (_, o) in OpsByStart::new(g) {
+        op(o);
         if o.end <= o.start {
             continue;
         }
@@ -199,38 +207,66 @@ pub fn active_window(g: &Gpu) -> Option<(Ns, Ns)> {
 
 /// Busy time of kernels per class inside [lo, hi) (union within a class).
 pub fn busy_by_precision(g: &Gpu, pm: &PrecisionMap, lo: Ns, hi: Ns) -> Vec<(Precision, Ns)> {
-    // Per class: the union's current stretch and the total so far. Ops come
-    // in start order, and clipping to [lo, hi) keeps that order.
-    let mut cur: Vec<Option<(Ns, Ns)>> = vec![None; Precision::ALL.len() + 1];
-    let mut total: Vec<Ns> = vec![0; Precision::ALL.len() + 1];
+    let mut busy = PrecisionBusy::new(lo, hi);
     for (_, o) in OpsByStart::new(g) {
-        if o.kind() != GpuOpKind::Kernel {
-            continue;
+        busy.add(o, pm);
+    }
+    busy.finish()
+}
+
+/// `busy_by_precision` as ops come (in start order), for a pass over them
+/// that does something else too.
+pub struct PrecisionBusy {
+    lo: Ns,
+    hi: Ns,
+    /// Per class: the union's current stretch and the total so far.
+    cur: [Option<(Ns, Ns)>; Precision::ALL.len() + 1],
+    total: [Ns; Precision::ALL.len() + 1],
+}
+
+impl PrecisionBusy {
+    pub fn new(lo: Ns, hi: Ns) -> PrecisionBusy {
+        PrecisionBusy {
+            lo,
+            hi,
+            cur: [None; Precision::ALL.len() + 1],
+            total: [0; Precision::ALL.len() + 1],
         }
-        let (a, b) = (o.start.max(lo), o.end.min(hi));
+    }
+
+    /// The next op in start order (clipping to [lo, hi) keeps that order).
+    #[inline]
+    pub fn add(&mut self, o: &GpuOp, pm: &PrecisionMap) {
+        if o.kind() != GpuOpKind::Kernel {
+            return;
+        }
+        let (a, b) = (o.start.max(self.lo), o.end.min(self.hi));
         if b <= a {
-            continue;
+            return;
         }
         let p = pm.of(o) as usize;
-        match &mut cur[p] {
+        match &mut self.cur[p] {
             Some(c) if a <= c.1 => c.1 = c.1.max(b),
             c => {
                 if let Some((x, y)) = *c {
-                    total[p] += y - x;
+                    self.total[p] += y - x;
                 }
                 *c = Some((a, b));
             }
         }
     }
-    for (p, c) in cur.iter().enumerate() {
-        if let Some((x, y)) = c {
-            total[p] += y - x;
+
+    pub fn finish(mut self) -> Vec<(Precision, Ns)> {
+        for (p, c) in self.cur.iter().enumerate() {
+            if let Some((x, y)) = c {
+                self.total[p] += y - x;
+            }
         }
+        Precision::ALL
+            .iter()
+            .map(|&p| (p, self.total[p as usize]))
+            .collect()
     }
-    Precision::ALL
-        .iter()
-        .map(|&p| (p, total[p as usize]))
-        .collect()
 }
 
 #[cfg(test)]

@@ -77,20 +77,15 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
                 .zip(&active)
                 .map(|(g, &on)| {
                     on.then(|| {
-                        let (launcher, (by_prec, idle)) = rayon::join(
+                        // One pass over the ops for the idle gaps and the
+                        // busy time by precision.
+                        let (launcher, (idle, by_prec)) = rayon::join(
                             || attribution::main_launcher(&cx, g),
                             || {
-                                rayon::join(
-                                    || {
-                                        busy::busy_by_precision(
-                                            g,
-                                            &cx.precision,
-                                            window.0,
-                                            window.1,
-                                        )
-                                    },
-                                    || attribution::idle_gaps(&cx, g),
-                                )
+                                let mut prec = busy::PrecisionBusy::new(window.0, window.1);
+                                let idle =
+                                    attribution::idle_gaps(&cx, g, |o| prec.add(o, &cx.precision));
+                                (idle, prec.finish())
                             },
                         );
                         (launcher, by_prec, idle)

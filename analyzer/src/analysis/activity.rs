@@ -143,6 +143,21 @@ struct Mark {
     prio: u8,
 }
 
+impl Mark {
+    /// The segment [start, end) of this mark's activity.
+    #[inline(always)]
+    fn seg(&self, start: Ns, end: Ns) -> Seg {
+        Seg {
+            start,
+            end,
+            what: self.what,
+            launch_ns: 0,
+            act: self.act,
+            sub: self.sub,
+        }
+    }
+}
+
 /// Threads with fewer spans than this in a sweep's range are swept in one
 /// piece (tests cut small ones, so that cutting is checked everywhere).
 const SPLIT_MIN: usize = if cfg!(test) { 16 } else { 1 << 18 };
@@ -808,17 +823,7 @@ fn sweep<I: Iterator<Item = Mark>>(
             match open.first() {
                 Some(m) if m.end > t => {
                     let until = next_start.min(m.end);
-                    push_merged(
-                        out,
-                        Seg {
-                            start: t,
-                            end: until,
-                            what: m.what,
-                            launch_ns: 0,
-                            act: m.act,
-                            sub: m.sub,
-                        },
-                    );
+                    push_merged(out, m.seg(t, until));
                     t = until;
                 }
                 _ => {
@@ -845,17 +850,7 @@ fn sweep<I: Iterator<Item = Mark>>(
                 t = next_start;
             }
             Some(m) => {
-                push_merged(
-                    out,
-                    Seg {
-                        start: t,
-                        end: until,
-                        what: m.what,
-                        launch_ns: 0,
-                        act: m.act,
-                        sub: m.sub,
-                    },
-                );
+                push_merged(out, m.seg(t, until));
                 t = until;
             }
         }

@@ -271,35 +271,36 @@ impl PrecisionBusy {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
     use crate::model::Stream;
 
-    /// The merge gives what a stable sort of the streams' lists, one after
-    /// another, by (start, end) gives: ties in stream order, empty streams
-    /// skipped, with few streams (linear) and many (heap).
-    #[test]
-    fn ops_by_start_is_the_stable_sort() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rand = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
-        for case in 0..200 {
-            let streams = 1 + case % 12;
+    proptest! {
+        /// The merge gives what a stable sort of the streams' lists, one
+        /// after another, by (start, end) gives: ties in stream order, empty
+        /// streams skipped, with few streams (linear) and many (heap).
+        #[test]
+        fn ops_by_start_is_the_stable_sort(
+            streams in prop::collection::vec(
+                prop::collection::vec((0..4i64, 0..3i64), 0..40),
+                1..13,
+            )
+        ) {
             let mut g = Gpu::default();
-            for id in 0..streams {
+            for (id, gaps) in streams.iter().enumerate() {
                 let mut t = 0;
-                let mut ops: Vec<GpuOp> = (0..rand(40))
-                    .map(|k| {
-                        t += rand(4) as Ns;
-                        GpuOp::new(GpuOpKind::Kernel, t, t + rand(3) as Ns, 0, k as u32)
+                let mut ops: Vec<GpuOp> = gaps
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(gap, dur))| {
+                        t += gap;
+                        GpuOp::new(GpuOpKind::Kernel, t, t + dur, 0, k as u32)
                     })
                     .collect();
                 // As `Timeline::finalize` leaves them.
                 ops.sort_by_key(|o| (o.start, o.end));
-                g.streams.push(Stream { id, ops });
+                g.streams.push(Stream { id: id as u64, ops });
             }
             let mut want: Vec<(usize, GpuOp)> = g
                 .streams
@@ -309,7 +310,7 @@ mod tests {
                 .collect();
             want.sort_by_key(|(_, o)| (o.start, o.end));
             let got: Vec<(usize, GpuOp)> = OpsByStart::new(&g).map(|(i, o)| (i, *o)).collect();
-            assert_eq!(got, want, "case {case}");
+            prop_assert_eq!(got, want);
         }
     }
 }

@@ -657,22 +657,8 @@ impl Classifier<'_> {
             if s.ts >= hi || s.end() <= lo {
                 continue;
             }
-            let m = match s.kind {
-                SpanKind::Host(op) => Some(host_activity(op, objects.class(s.id))),
-                _ => self.named_activity(s),
-            };
-            if let Some((act, sub, prio)) = m {
-                marks.push((
-                    Mark {
-                        start: s.ts.max(lo),
-                        end: s.end().min(hi),
-                        what: s.id,
-                        act,
-                        sub,
-                        prio,
-                    },
-                    i,
-                ));
+            if let Some(m) = self.mark(s, &mut objects, lo, hi) {
+                marks.push((m, i));
             }
         }
         marks.sort_by_key(|(m, i)| (m.start, Reverse(m.end), *i));

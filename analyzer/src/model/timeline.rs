@@ -1,5 +1,7 @@
 //! The whole recording: processes, GPUs, and the links between them.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use rayon::prelude::*;
 
 use super::{Gpu, Ns, Oom, Process, SpanKind, Strings};
@@ -323,18 +325,32 @@ impl CorrIndex {
             n += spans_of(tix).len() as u64;
         }
         if max as usize <= 4 * total + 1024 && n < u32::MAX as u64 {
-            let mut dense = vec![0u32; max as usize + 1];
+            // Span numbers grow in (thread, span) order, so the first call
+            // with an id is the smallest number: the slots are filled on all
+            // cores, keeping the minimum.
+            const EMPTY: u32 = u32::MAX;
+            let slots: Vec<AtomicU32> = (0..=max as usize)
+                .into_par_iter()
+                .map(|_| AtomicU32::new(EMPTY))
+                .collect();
             for (tix, &first) in first_span.iter().enumerate() {
                 let base = first + 1;
-                for (si, s) in spans_of(tix).iter().enumerate() {
-                    if is_api(s) {
-                        let slot = &mut dense[s.arg as usize];
-                        if *slot == 0 {
-                            *slot = base + si as u32;
-                        }
-                    }
-                }
+                spans_of(tix)
+                    .par_iter()
+                    .enumerate()
+                    .with_min_len(1 << 16)
+                    .filter(|(_, s)| is_api(s))
+                    .for_each(|(si, s)| {
+                        slots[s.arg as usize].fetch_min(base + si as u32, Ordering::Relaxed);
+                    });
             }
+            let dense: Vec<u32> = slots
+                .into_par_iter()
+                .map(|x| match x.into_inner() {
+                    EMPTY => 0,
+                    v => v,
+                })
+                .collect();
             CorrIndex {
                 threads,
                 first_span,

@@ -211,17 +211,21 @@ pub fn busy_by_precision(g: &Gpu, pm: &PrecisionMap, lo: Ns, hi: Ns) -> Vec<(Pre
     for (_, o) in OpsByStart::new(g) {
         busy.add(o, pm);
     }
-    busy.finish()
+    busy.finish().0
 }
 
 /// `busy_by_precision` as ops come (in start order), for a pass over them
-/// that does something else too.
+/// that does something else too. It also sums the FP32 and TF32 GEMM time
+/// of each kernel name (all of it, not only the window's), for the
+/// precision finding's evidence.
 pub struct PrecisionBusy {
     lo: Ns,
     hi: Ns,
     /// Per class: the union's current stretch and the total so far.
     cur: [Option<(Ns, Ns)>; Precision::ALL.len() + 1],
     total: [Ns; Precision::ALL.len() + 1],
+    /// Indexed by name id.
+    fp32_tf32_by_name: Vec<Ns>,
 }
 
 impl PrecisionBusy {
@@ -231,6 +235,7 @@ impl PrecisionBusy {
             hi,
             cur: [None; Precision::ALL.len() + 1],
             total: [0; Precision::ALL.len() + 1],
+            fp32_tf32_by_name: Vec::new(),
         }
     }
 
@@ -240,11 +245,19 @@ impl PrecisionBusy {
         if o.kind() != GpuOpKind::Kernel {
             return;
         }
+        let class = pm.of(o);
+        if matches!(class, Precision::Fp32 | Precision::Tf32) {
+            let n = o.name as usize;
+            if self.fp32_tf32_by_name.len() <= n {
+                self.fp32_tf32_by_name.resize(n + 1, 0);
+            }
+            self.fp32_tf32_by_name[n] += o.dur();
+        }
         let (a, b) = (o.start.max(self.lo), o.end.min(self.hi));
         if b <= a {
             return;
         }
-        let p = pm.of(o) as usize;
+        let p = class as usize;
         match &mut self.cur[p] {
             Some(c) if a <= c.1 => c.1 = c.1.max(b),
             c => {
@@ -256,16 +269,18 @@ impl PrecisionBusy {
         }
     }
 
-    pub fn finish(mut self) -> Vec<(Precision, Ns)> {
+    /// Busy time per class, and FP32 and TF32 GEMM time per name id.
+    pub fn finish(mut self) -> (Vec<(Precision, Ns)>, Vec<Ns>) {
         for (p, c) in self.cur.iter().enumerate() {
             if let Some((x, y)) = c {
                 self.total[p] += y - x;
             }
         }
-        Precision::ALL
+        let by_class = Precision::ALL
             .iter()
             .map(|&p| (p, self.total[p as usize]))
-            .collect()
+            .collect();
+        (by_class, self.fp32_tf32_by_name)
     }
 }
 

@@ -470,7 +470,7 @@ fn attribution_matches_the_reference() {
         // As `diagnose` gets it: beside the idle gaps, in their pass.
         let mut prec = busy::PrecisionBusy::new(w.0, w.1);
         attribution::idle_gaps(&cx, g, |o| prec.add(o, &cx.precision));
-        assert_eq!(prec.finish(), want, "seed {seed} (beside the gaps)");
+        assert_eq!(prec.finish().0, want, "seed {seed} (beside the gaps)");
     }
 }
 

@@ -1,7 +1,6 @@
 //! Findings: one per cause worth fixing, with its evidence, a concrete fix, and
 //! the what-if saving from the replay.
 
-use rayon::prelude::*;
 use stallscope_format::fs_name;
 
 use super::activity::Act;
@@ -24,6 +23,8 @@ pub struct Inputs<'a> {
     pub mem: &'a MemoryFacts,
     pub steps: &'a Steps,
     pub busy_by_precision: &'a [(Precision, Ns)],
+    /// FP32 and TF32 GEMM time per kernel name id (`busy::PrecisionBusy`).
+    pub gemm_by_name: &'a [Ns],
     /// The replays of this GPU (None without a launching thread).
     pub replays: Option<&'a Replays>,
 }
@@ -489,36 +490,10 @@ fn precision_finding(
     if share < MIN_SHARE_PCT {
         return None;
     }
-    // Time per kernel name, in a table by name id.
-    let per_name = i
-        .gpu
-        .streams
-        .par_iter()
-        .flat_map(|s| s.ops.par_chunks(1 << 16))
-        .fold(
-            || vec![0 as Ns; i.cx.tl.strings.len()],
-            |mut acc, ops| {
-                for o in ops {
-                    if matches!(i.cx.precision.of(o), Precision::Fp32 | Precision::Tf32)
-                        && let Some(x) = acc.get_mut(o.name as usize)
-                    {
-                        *x += o.dur();
-                    }
-                }
-                acc
-            },
-        )
-        .reduce(
-            || vec![0 as Ns; i.cx.tl.strings.len()],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
-                    *x += y;
-                }
-                a
-            },
-        );
-    let mut top: Vec<(u32, Ns)> = per_name
+    let mut top: Vec<(u32, Ns)> = i
+        .gemm_by_name
         .iter()
+        .take(i.cx.tl.strings.len())
         .enumerate()
         .filter(|(_, ns)| **ns != 0)
         .map(|(n, ns)| (n as u32, *ns))

@@ -79,7 +79,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
                     on.then(|| {
                         // One pass over the ops for the idle gaps and the
                         // busy time by precision.
-                        let (launcher, (idle, by_prec)) = rayon::join(
+                        let (launcher, (idle, (by_prec, gemm_by_name))) = rayon::join(
                             || attribution::main_launcher(&cx, g),
                             || {
                                 let mut prec = busy::PrecisionBusy::new(window.0, window.1);
@@ -88,7 +88,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
                                 (idle, prec.finish())
                             },
                         );
-                        (launcher, by_prec, idle)
+                        (launcher, by_prec, gemm_by_name, idle)
                     })
                 })
                 .collect::<Vec<_>>()
@@ -99,7 +99,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     let mut devices = Vec::new();
     let mut primary = None;
     for (gi, g) in tl.gpus.iter().enumerate() {
-        let Some((launcher, by_prec, idle)) = per_gpu[gi].take() else {
+        let Some((launcher, by_prec, gemm_by_name, idle)) = per_gpu[gi].take() else {
             continue;
         };
         // The launching thread's segments (attribution and replay read them)
@@ -144,11 +144,11 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             busy_by_precision: by_prec.clone(),
         });
         if primary_gpu == Some(gi) {
-            primary = Some((gi, att, ev, by_prec, replays));
+            primary = Some((gi, att, ev, by_prec, gemm_by_name, replays));
         }
     }
     let findings = match &primary {
-        Some((gi, att, ev, by_prec, replays)) => findings::build(&findings::Inputs {
+        Some((gi, att, ev, by_prec, gemm_by_name, replays)) => findings::build(&findings::Inputs {
             cx: &cx,
             gpu: &tl.gpus[*gi],
             att,
@@ -156,6 +156,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             mem: &mem,
             steps: &steps,
             busy_by_precision: by_prec,
+            gemm_by_name,
             replays: replays.as_ref(),
         }),
         None => Vec::new(),

@@ -514,6 +514,8 @@ fn merge_owners(v: &mut Vec<HostSpan>, runs: &Runs) {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
     use crate::model::SpanKind;
 
@@ -527,36 +529,33 @@ mod tests {
         }
     }
 
-    /// Two owners' stretches, each in order, with equal keys across them:
-    /// the merge gives what the timeline's stable sort gives.
-    #[test]
-    fn merging_owners_is_the_stable_sort() {
-        let mut x = 7u64;
-        let mut rnd = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
-        for case in 0..300 {
-            // Owner 1 and owner 2 alternate in stretches of 1 to 5 spans;
-            // each owner's times only grow, and often repeat.
+    proptest! {
+        /// Two owners' stretches, each in order, with equal keys across them:
+        /// the merge gives what the timeline's stable sort gives.
+        #[test]
+        fn merging_owners_is_the_stable_sort(
+            // Owner 1 and owner 2 alternate in stretches of 1 to 5 spans of
+            // (time step, length draw): each owner's times only grow, and
+            // often repeat.
+            stretches in prop::collection::vec(
+                prop::collection::vec((0..3i64, 0..1_000u64), 1..6),
+                2..14,
+            )
+        ) {
             // (time, length) of each owner's last span.
             let mut last = [(0i64, 9i64); 2];
             let (mut v, mut runs): (Vec<HostSpan>, Runs) = (Vec::new(), Vec::new());
-            for k in 0..rnd(12) + 2 {
+            for (k, stretch) in stretches.iter().enumerate() {
                 let owner = 1 + (k % 2) as u32;
-                let n = rnd(5) as usize + 1;
-                runs.push((owner, v.len(), n));
-                for _ in 0..n {
+                runs.push((owner, v.len(), stretch.len()));
+                for &(step, draw) in stretch {
                     let (t, d) = &mut last[owner as usize - 1];
-                    let step = rnd(3) as i64;
                     *t += step;
                     // Longest first among equal starts.
                     *d = if step == 0 {
-                        rnd(*d as u64 + 1) as i64
+                        (draw % (*d as u64 + 1)) as i64
                     } else {
-                        rnd(3) as i64
+                        (draw % 3) as i64
                     };
                     v.push(span(*t, *d, v.len() as u32));
                 }
@@ -564,7 +563,7 @@ mod tests {
             let mut want = v.clone();
             want.sort_by_key(|s| (s.ts, Reverse(s.dur)));
             merge_owners(&mut v, &runs);
-            assert_eq!(v, want, "case {case}");
+            prop_assert_eq!(v, want);
         }
     }
 }

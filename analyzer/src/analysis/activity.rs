@@ -215,7 +215,7 @@ fn span_key(s: &HostSpan) -> (Ns, Reverse<Ns>) {
 }
 
 /// Segments `push_merged` lets continue the one before, when contiguous: the
-/// same activity and object (not launches), or CPU work and launch calls.
+/// same activity, detail and object (not launches, which merge as CPU work).
 #[inline(always)]
 fn continues(l: &Seg, seg: &Seg) -> bool {
     l.act == seg.act && l.sub == seg.sub && l.what == seg.what && l.act != Act::Launch
@@ -226,9 +226,16 @@ fn cpu_like(s: &Seg) -> bool {
     (s.act == Act::Cpu && s.sub == Sub::NONE) || s.act == Act::Launch
 }
 
+/// CPU work and launch calls that `push_merged` folds into one CPU segment,
+/// when contiguous (up to `MERGE_CAP_NS`).
+#[inline(always)]
+fn merge_as_cpu(l: &Seg, seg: &Seg) -> bool {
+    cpu_like(l) && cpu_like(seg) && seg.end - l.start <= MERGE_CAP_NS
+}
+
 /// Whether `push_merged` would fold `seg` into `l` (contiguous).
 fn joins(l: &Seg, seg: &Seg) -> bool {
-    continues(l, seg) || (cpu_like(l) && cpu_like(seg) && seg.end - l.start <= MERGE_CAP_NS)
+    continues(l, seg) || merge_as_cpu(l, seg)
 }
 
 /// Appends a segment, joining it to the previous one when they continue each
@@ -248,7 +255,7 @@ fn push_merged(out: &mut Vec<Seg>, seg: Seg) {
             }
             return;
         }
-        if cpu_like(l) && cpu_like(&seg) && seg.end - l.start <= MERGE_CAP_NS {
+        if merge_as_cpu(l, &seg) {
             let launch = |s: &Seg| {
                 if s.act == Act::Launch {
                     (s.end - s.start) as u32

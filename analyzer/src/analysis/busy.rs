@@ -205,17 +205,9 @@ pub fn active_window(g: &Gpu) -> Option<(Ns, Ns)> {
     Some((lo, hi))
 }
 
-/// Busy time of kernels per class inside [lo, hi) (union within a class).
-pub fn busy_by_precision(g: &Gpu, pm: &PrecisionMap, lo: Ns, hi: Ns) -> Vec<(Precision, Ns)> {
-    let mut busy = PrecisionBusy::new(lo, hi);
-    for (_, o) in OpsByStart::new(g) {
-        busy.add(o, pm);
-    }
-    busy.finish().0
-}
-
-/// `busy_by_precision` as ops come (in start order), for a pass over them
-/// that does something else too. It also sums the FP32 and TF32 GEMM time
+/// Busy time of kernels per class inside [lo, hi) (union within a class),
+/// summed as ops come in start order, in a pass over them that does
+/// something else too (`attribution::idle_gaps`). It also sums the FP32 and TF32 GEMM time
 /// of each kernel name (all of it, not only the window's), for the
 /// precision finding's evidence.
 pub struct PrecisionBusy {

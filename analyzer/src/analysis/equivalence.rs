@@ -462,11 +462,11 @@ fn attribution_matches_the_reference() {
             "seed {seed}"
         );
         let want = reference::busy_by_precision(g, &cx, w.0, w.1);
-        assert_eq!(
-            busy::busy_by_precision(g, &cx.precision, w.0, w.1),
-            want,
-            "seed {seed}"
-        );
+        let mut prec = busy::PrecisionBusy::new(w.0, w.1);
+        for (_, o) in busy::OpsByStart::new(g) {
+            prec.add(o, &cx.precision);
+        }
+        assert_eq!(prec.finish().0, want, "seed {seed}");
         // As `diagnose` gets it: beside the idle gaps, in their pass.
         let mut prec = busy::PrecisionBusy::new(w.0, w.1);
         attribution::idle_gaps(&cx, g, |o| prec.add(o, &cx.precision));

@@ -39,8 +39,8 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             );
         }
     };
-    // The correlation index (its second pass is serial) and the steps, next
-    // to the lookups that need neither.
+    // The correlation index and the steps, next to the lookups that need
+    // neither.
     let ((corr, steps), lookups) = rayon::join(
         || {
             let corr = crate::model::CorrIndex::build(tl);

@@ -3,6 +3,7 @@
 //! the ranked findings with what-if savings.
 
 pub mod activity;
+pub mod advice;
 pub mod attribution;
 pub mod busy;
 pub mod context;
@@ -116,7 +117,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         );
         lap("segs+scan");
         let mut ev = attribution::Evidence::default();
-        let marks = findings::step_marks(&steps, window);
+        let marks = whatif::replays::step_marks(&steps, window);
         let (mut att, replays) = rayon::join(
             || {
                 let a = attribution::attribute_gaps(&cx, idle, launcher, &mut ev);
@@ -126,7 +127,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             || match (scan, launcher) {
                 (Some(s), Some(l)) => {
                     let r = s.finish(&cx, l);
-                    let rs = findings::Replays::run(&r, &marks, g, &by_prec);
+                    let rs = whatif::replays::Replays::run(&r, &marks, g, &by_prec);
                     lap("replays");
                     Some(rs)
                 }

@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 mod lanes;
+pub mod replays;
 
 use self::lanes::{Group, OpFacts, OpSpecial, Step, act_index};
 use super::activity::{Act, Seg};

@@ -90,8 +90,11 @@ pub mod state {
     pub const CLEAN_EXIT: u32 = 2;
     /// The size cap was reached; later records were counted as dropped.
     pub const CAP_REACHED: u32 = 4;
-    /// The disk (or RLIMIT_FSIZE) refused to grow the file.
+    /// The disk was full (ENOSPC, or the disk quota): recording stopped.
     pub const DISK_FULL: u32 = 8;
+    /// The file size limit (RLIMIT_FSIZE, `ulimit -f`) stopped recording.
+    /// Readers that predate this bit ignore it (state bits are advisory).
+    pub const FILE_LIMIT: u32 = 16;
 }
 
 /// Chunk header field offsets.

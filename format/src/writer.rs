@@ -32,7 +32,9 @@ pub enum Claim {
     Chunk(ChunkWriter),
     /// The size cap is reached (and the flight recorder is off or found nothing to reuse).
     Full,
-    /// The file could not grow (disk full, RLIMIT_FSIZE).
+    /// The file could not grow (disk full, RLIMIT_FSIZE, no fd to spare).
+    /// The chunk stays unused (a reader skips it); whether this stops the
+    /// recording, and which state bits say why, is the caller's decision.
     NoSpace,
 }
 
@@ -121,7 +123,6 @@ impl Region {
         if idx < self.geo.chunk_count {
             let off = self.geo.chunk_offset(idx);
             if !grow(off, self.geo.chunk_size as u64) {
-                self.set_state(state::DISK_FULL | state::STOPPED);
                 return Claim::NoSpace;
             }
             return Claim::Chunk(self.start_chunk(off, kind, tid));

@@ -28,5 +28,6 @@ pub mod lifecycle;
 pub mod real;
 pub mod recorder;
 mod sampler;
+mod threads;
 mod tls;
 mod trace_file;

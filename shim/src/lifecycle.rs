@@ -51,8 +51,12 @@ fn start() {
     recorder::own_thread();
     real::resolve_all();
     let mut problems = Vec::new();
-    let cfg = CONFIG.get_or_init(|| Config::from_env(&mut problems));
-    diag::set_quiet(cfg.quiet);
+    let cfg = CONFIG.get_or_init(|| {
+        let mut cfg = Config::from_env(&mut problems);
+        cfg.out = cfg.out.take().map(absolute_out);
+        cfg
+    });
+    diag::init(cfg.quiet, cfg.out.as_deref());
     for p in &problems {
         diag::say(p);
     }
@@ -127,6 +131,44 @@ fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
     true
 }
 
+/// Makes a relative STALLSCOPE_OUT absolute, once, in the first process,
+/// and exports the absolute path: every descendant, whatever directory it
+/// runs in, then writes into the same directory (issue 14, item 10: a
+/// relative `../trace` scattered traces over three directories).
+///
+/// Changing the environment is safe here: the constructor runs before
+/// `main` and before the program has threads, and setenv replaces the value
+/// of an existing variable in place, in the same `environ` array that
+/// `main`'s `envp` points to, so the program sees one consistent value. If
+/// threads already exist (the shim was dlopen'ed late), the environment is
+/// left alone and only this process uses the absolute path.
+fn absolute_out(out: OsString) -> OsString {
+    use std::os::unix::ffi::OsStrExt;
+    let p = std::path::Path::new(&out);
+    if p.is_absolute() {
+        return out;
+    }
+    let Ok(cwd) = std::env::current_dir() else {
+        return out;
+    };
+    let abs = cwd.join(p).into_os_string();
+    if single_threaded()
+        && let Ok(v) = std::ffi::CString::new(abs.as_bytes())
+    {
+        // SAFETY: NUL-terminated strings; no other thread reads the
+        // environment (checked above).
+        unsafe { libc::setenv(c"STALLSCOPE_OUT".as_ptr(), v.as_ptr(), 1) };
+    }
+    abs
+}
+
+fn single_threaded() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .any(|l| l.strip_prefix("Threads:").is_some_and(|n| n.trim() == "1"))
+    })
+}
+
 fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: writable buffer of the given size.
@@ -146,9 +188,8 @@ fn restart_in_child() {
     recorder::reset_thread();
     recorder::own_thread();
     fdinfo::reset();
-    if let Some(p) = parent {
-        p.file.close_fd();
-    }
+    // The parent's mapping stays (unused: the child writes its own file);
+    // the shim holds no fd of it to close.
     let cfg = CONFIG.get();
     if let (Some(cfg), Some(parent), Some(out)) = (cfg, parent, cfg.and_then(|c| c.out.clone())) {
         let t0 = clock::pair();

@@ -7,6 +7,7 @@
 //! threshold take the cold path, which timestamps the span, classifies the fd
 //! and appends a record to the thread's chunk.
 
+use core::cell::Cell;
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -18,7 +19,7 @@ use stallscope_format::writer::{Claim, MetaStream, Region, ThreadSlot};
 
 use crate::clock::{self, ticks, ticks_to_ns};
 use crate::tls::{STATE, ThreadState, gettid};
-use crate::trace_file::{TraceFile, strerror};
+use crate::trace_file::{TraceFile, strerror, transient};
 use crate::{diag, fdinfo, sampler};
 
 /// Everything about the current process's recording. Created once per process
@@ -32,10 +33,15 @@ pub struct Recorder {
     next_string: AtomicU32,
     next_object: AtomicU32,
     cap_reported: AtomicBool,
+    /// A passing fd shortage kept the file from growing (reported once).
+    fd_short_reported: AtomicBool,
 }
 
 static RECORDER: AtomicPtr<Recorder> = AtomicPtr::new(core::ptr::null_mut());
 static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Set by the first `stop`, so the reason is told once even when several
+/// threads fail at the same time (or the stop note itself cannot be written).
+static STOPPING: AtomicBool = AtomicBool::new(false);
 static THRESHOLD_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
 /// The span threshold in nanoseconds, for rescaling `THRESHOLD_TICKS`.
 static MIN_SPAN_NS: AtomicU64 = AtomicU64::new(0);
@@ -247,8 +253,10 @@ pub fn install(file: TraceFile, region: Region, pid: u32, min_span_ns: u64) -> &
         next_string: AtomicU32::new(1),
         next_object: AtomicU32::new(1),
         cap_reported: AtomicBool::new(false),
+        fd_short_reported: AtomicBool::new(false),
     }));
     set_threshold(min_span_ns);
+    STOPPING.store(false, Ordering::Release);
     RECORDER.store(rec as *const Recorder as *mut Recorder, Ordering::Release);
     ENABLED.store(true, Ordering::Release);
     rec
@@ -275,13 +283,22 @@ pub fn set_threshold(min_span_ns: u64) {
 
 /// Turns recording off for good, with one line on stderr.
 pub fn stop(reason: &str) {
-    if ENABLED.swap(false, Ordering::AcqRel) {
-        if let Some(rec) = recorder() {
-            rec.region.set_state(state::STOPPED);
-            let _ = with_writer(|w| w.note(records::note::STOPPED, reason));
-        }
-        diag::say(reason);
+    stop_with(records::note::STOPPED, 0, reason);
+}
+
+/// Stops recording: sets `bits` (and STOPPED) in the header, records a note
+/// with `code` while the recorder still accepts it, then tells the user.
+fn stop_with(code: u32, bits: u32, reason: &str) {
+    if !ENABLED.load(Ordering::Acquire) || STOPPING.swap(true, Ordering::AcqRel) {
+        return;
     }
+    if let Some(rec) = recorder() {
+        rec.region.set_state(state::STOPPED | bits);
+        // May fail on a full disk: the header bits say it then.
+        let _ = with_writer(|w| w.note(code, reason));
+    }
+    ENABLED.store(false, Ordering::Release);
+    diag::say(reason);
 }
 
 /// Forgets the calling thread's slot and chunk (after fork, in the child).
@@ -335,8 +352,15 @@ impl Writer<'_> {
         self.s.tid.get()
     }
 
-    fn grow(&self) -> impl FnMut(u64, u64) -> bool + '_ {
-        |off, len| self.rec.file.grow(off, len)
+    /// Backs file ranges; `failed` tells afterwards whether growing failed.
+    fn grow<'f>(&'f self, failed: &'f Cell<bool>) -> impl FnMut(u64, u64) -> bool + 'f {
+        move |off, len| {
+            let ok = self.rec.file.grow(off, len);
+            if !ok {
+                failed.set(true);
+            }
+            ok
+        }
     }
 
     /// Appends an event record of `len` bytes to this thread's chunk. False if
@@ -352,10 +376,11 @@ impl Writer<'_> {
             return true;
         }
         unsafe { w.seal() };
+        let failed = Cell::new(false);
         let claim =
             self.rec
                 .region
-                .claim_chunk(ChunkKind::Thread, self.s.tid.get(), &mut self.grow());
+                .claim_chunk(ChunkKind::Thread, self.s.tid.get(), &mut self.grow(&failed));
         let ok = match claim {
             Claim::Chunk(c) => {
                 w = c;
@@ -385,11 +410,12 @@ impl Writer<'_> {
 
     /// Appends a shared definition (string, fd object). False if dropped.
     pub fn meta(&mut self, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        let failed = Cell::new(false);
         let ok = self
             .rec
             .meta
-            .write(&self.rec.region, len, fill, &mut self.grow());
-        if !ok && self.rec.region.state() & state::DISK_FULL != 0 {
+            .write(&self.rec.region, len, fill, &mut self.grow(&failed));
+        if !ok && failed.get() {
             self.report_no_space();
         }
         ok
@@ -450,12 +476,51 @@ impl Writer<'_> {
         }
     }
 
+    /// The file could not grow. A passing fd shortage (the program holds
+    /// every fd it may have) only drops records meanwhile: the shim gives way
+    /// and keeps no fd in reserve. Anything else stops recording, and the
+    /// header says whether the disk was full or the file size limit was hit
+    /// (issue 14, item 12: not to be confused with the size cap).
     fn report_no_space(&mut self) {
-        let msg = format!(
-            "cannot grow {} ({}); recording stopped, the program continues",
-            self.rec.file.path,
-            strerror(self.rec.file.last_errno())
-        );
-        stop(&msg);
+        let e = self.rec.file.last_errno();
+        let path = &self.rec.file.path;
+        if transient(e) {
+            if !self.rec.fd_short_reported.swap(true, Ordering::Relaxed) {
+                let msg = format!(
+                    "could not extend {path} for a moment ({}); records are dropped until \
+                     it can be (the program's fds come first)",
+                    strerror(e)
+                );
+                diag::say(&msg);
+                self.note(records::note::INFO, &msg);
+            }
+            return;
+        }
+        let (bits, msg) = match e {
+            libc::ENOSPC | libc::EDQUOT => (
+                state::DISK_FULL,
+                format!(
+                    "the disk is full: cannot grow {path} ({}); recording stopped, the program \
+                     continues",
+                    strerror(e)
+                ),
+            ),
+            libc::EFBIG => (
+                state::FILE_LIMIT,
+                format!(
+                    "the file size limit (ulimit -f) keeps {path} from growing ({}); recording \
+                     stopped, the program continues",
+                    strerror(e)
+                ),
+            ),
+            _ => (
+                0,
+                format!(
+                    "cannot grow {path} ({}); recording stopped, the program continues",
+                    strerror(e)
+                ),
+            ),
+        };
+        stop_with(records::note::DISK_FULL, bits, &msg);
     }
 }

@@ -1,15 +1,25 @@
 //! The trace file on disk: created safely, grown on demand, mapped shared.
 //!
-//! Safety rules: the file is created with O_CREAT|O_EXCL|O_NOFOLLOW and mode
-//! 0600 inside the output directory, so a planted symlink or an existing file is
-//! never followed or overwritten. Every byte range is backed with fallocate
-//! before it is touched through the mapping (touching an unbacked page of a
-//! shared mapping raises SIGBUS), and growth beyond RLIMIT_FSIZE is refused up
-//! front (exceeding it would raise SIGXFSZ in the traced program).
+//! Safety rules:
+//! * The output directory must belong to us and be writable by no one else;
+//!   a new one is made with mode 0700 whatever the umask.
+//! * The file is created under a temporary name with
+//!   O_CREAT|O_EXCL|O_NOFOLLOW and mode 0600, so a planted symlink or an
+//!   existing file is never followed or overwritten. It gets its final name
+//!   (`<pid>.sst`) only once its header is complete, so a kill at any moment
+//!   leaves either no trace or a readable one (issue 14, item 5).
+//! * The shim keeps no fd open: the file is mapped and the fd closed at once.
+//!   Growing it opens the file again for the moment of the fallocate. A
+//!   long-lived fd could be hit by the program's dup2, close or closerange
+//!   (issue 14, item 1: a program's file fallocate'd, then SIGBUS).
+//! * Every byte range is backed with fallocate before it is touched through
+//!   the mapping (touching an unbacked page of a shared mapping raises SIGBUS),
+//!   and growth beyond RLIMIT_FSIZE is refused up front (exceeding it would
+//!   raise SIGXFSZ in the traced program).
 
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicI32, Ordering};
-use std::ffi::{CString, OsStr};
+use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
 
 use stallscope_format::layout::{Geometry, HeaderInit, encode_header};
@@ -17,15 +27,17 @@ use stallscope_format::writer::fixed_part_len;
 
 use crate::real;
 
-/// Our fd is moved above this number to stay out of the program's way.
-const HIGH_FD: c_int = 700;
-
 pub struct TraceFile {
-    fd: c_int,
     base: *mut u8,
     map_len: usize,
     pub geo: Geometry,
+    /// The file's final path, as shown to the user.
     pub path: String,
+    /// The same, for opening the file again to grow it.
+    path_c: CString,
+    /// The file's identity: a reopened path must still name it.
+    dev: u64,
+    ino: u64,
     last_errno: AtomicI32,
 }
 
@@ -39,13 +51,86 @@ fn errno() -> c_int {
     unsafe { *libc::__errno_location() }
 }
 
+fn set_errno(e: c_int) {
+    // SAFETY: thread-local errno.
+    unsafe { *libc::__errno_location() = e };
+}
+
 pub fn strerror(e: c_int) -> String {
     std::io::Error::from_raw_os_error(e).to_string()
 }
 
+/// Whether a failure to grow is passing (the program holds every fd it may
+/// have, or memory is short) rather than the disk refusing.
+pub fn transient(e: c_int) -> bool {
+    matches!(
+        e,
+        libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::EINTR | libc::EAGAIN
+    )
+}
+
+/// Closes an fd of ours when dropped.
+struct Fd(c_int);
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: the fd is ours and closed once.
+        unsafe { real::close(self.0) };
+    }
+}
+
+/// Makes `dir` (mode 0700, whatever the umask) unless it exists, and checks
+/// that it is ours and writable by no one else, so no other user can replace
+/// or plant a trace in it (issue 14, item 9).
+pub fn prepare_dir(dir: &CStr, shown: &str) -> Result<(), String> {
+    // SAFETY: valid C string; failure is checked through errno.
+    if unsafe { libc::mkdir(dir.as_ptr(), 0o700) } == 0 {
+        // The umask may have taken bits away; 0700 exactly.
+        unsafe { libc::chmod(dir.as_ptr(), 0o700) };
+    } else if errno() != libc::EEXIST {
+        return Err(format!(
+            "cannot create output directory {shown}: {}",
+            strerror(errno())
+        ));
+    }
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    // SAFETY: valid C string and out-pointer.
+    if unsafe { libc::stat(dir.as_ptr(), &mut st) } != 0 {
+        return Err(format!(
+            "cannot open output directory {shown}: {}",
+            strerror(errno())
+        ));
+    }
+    check_dir_owner(&st, shown)
+}
+
+/// Refuses a directory that belongs to someone else or that others may write.
+pub fn check_dir_owner(st: &libc::stat, shown: &str) -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+        return Err(format!("output directory {shown} is not a directory"));
+    }
+    if st.st_uid != me {
+        return Err(format!(
+            "output directory {shown} belongs to uid {}, not to this user (uid {me}); \
+             another user could replace the trace",
+            st.st_uid
+        ));
+    }
+    if st.st_mode & 0o022 != 0 {
+        return Err(format!(
+            "output directory {shown} is writable by group or others (mode {:04o}); \
+             another user could replace the trace (chmod go-w it, or use another directory)",
+            st.st_mode & 0o7777
+        ));
+    }
+    Ok(())
+}
+
 impl TraceFile {
     /// Creates `<dir>/<pid>.sst` (or `<pid>-N.sst` if taken), sized for `init`,
-    /// and writes its header.
+    /// with its header written before it gets that name.
     pub fn create(
         dir: &OsStr,
         init: &HeaderInit,
@@ -57,13 +142,7 @@ impl TraceFile {
         let dir_c = CString::new(dir.as_bytes())
             .map_err(|_| "output directory name contains a NUL byte".to_string())?;
         let shown = dir.to_string_lossy();
-        // SAFETY: valid C string; failure is checked through errno.
-        if unsafe { libc::mkdir(dir_c.as_ptr(), 0o700) } != 0 && errno() != libc::EEXIST {
-            return Err(format!(
-                "cannot create output directory {shown}: {}",
-                strerror(errno())
-            ));
-        }
+        prepare_dir(&dir_c, &shown)?;
         let dirfd = unsafe {
             real::open(
                 dir_c.as_ptr(),
@@ -77,9 +156,8 @@ impl TraceFile {
                 strerror(errno())
             ));
         }
-        let result = Self::create_in(dirfd, &shown, init, geo);
-        unsafe { real::close(dirfd) };
-        result
+        let dirfd = Fd(dirfd);
+        Self::create_in(dirfd.0, &shown, init, geo)
     }
 
     fn create_in(
@@ -90,54 +168,50 @@ impl TraceFile {
     ) -> Result<TraceFile, String> {
         let flags =
             libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        let mut name = String::new();
+        // A hidden name without the .sst extension: readers of the directory
+        // never see a file that is still being set up.
+        let mut tmp = CString::default();
         let mut fd = -1;
         for n in 0..1000 {
-            name = if n == 0 {
-                format!("{}.sst", init.pid)
+            tmp = CString::new(if n == 0 {
+                format!(".{}.sst.tmp", init.pid)
             } else {
-                format!("{}-{n}.sst", init.pid)
-            };
-            let c = CString::new(name.as_str()).expect("no NUL in a number");
-            fd = unsafe { real::openat(dirfd, c.as_ptr(), flags, 0o600) };
+                format!(".{}-{n}.sst.tmp", init.pid)
+            })
+            .expect("no NUL in a number");
+            fd = unsafe { real::openat(dirfd, tmp.as_ptr(), flags, 0o600) };
             if fd >= 0 || errno() != libc::EEXIST {
                 break;
             }
         }
-        let path = format!("{shown}/{name}");
         if fd < 0 {
-            return Err(format!("cannot create {path}: {}", strerror(errno())));
+            return Err(format!(
+                "cannot create a trace file in {shown}: {}",
+                strerror(errno())
+            ));
         }
-        let high = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, HIGH_FD) };
-        if high >= 0 {
-            unsafe { real::close(fd) };
-            fd = high;
-        }
+        let fd = Fd(fd);
+        let unlink_tmp = || unsafe { libc::unlinkat(dirfd, tmp.as_ptr(), 0) };
         let map_len = geo.chunk_offset(geo.chunk_count) as usize;
+        let mut st: libc::stat = unsafe { core::mem::zeroed() };
+        unsafe { libc::fstat(fd.0, &mut st) };
         let mut file = TraceFile {
-            fd,
             base: core::ptr::null_mut(),
             map_len,
             geo,
-            path,
+            path: format!("{shown}/{}.sst", init.pid),
+            path_c: CString::default(),
+            dev: st.st_dev,
+            ino: st.st_ino,
             last_errno: AtomicI32::new(0),
         };
-        let fail = |file: &TraceFile, what: &str| {
-            let msg = format!(
-                "cannot {what} {}: {}",
-                file.path,
-                strerror(file.last_errno.load(Ordering::Relaxed))
-            );
-            let c = CString::new(name.as_str()).expect("no NUL in a number");
+        let fail = |file: &TraceFile, what: &str, e: c_int| {
             // The file is ours and holds nothing yet: do not leave a stub behind.
-            unsafe {
-                libc::unlinkat(dirfd, c.as_ptr(), 0);
-                real::close(file.fd);
-            }
-            msg
+            unlink_tmp();
+            format!("cannot {what} {}: {}", file.path, strerror(e))
         };
-        if !file.grow(0, fixed_part_len(&geo)) {
-            return Err(fail(&file, "allocate space for"));
+        if !file.grow_fd(fd.0, 0, fixed_part_len(&geo)) {
+            return Err(fail(&file, "allocate space for", file.last_errno()));
         }
         // Mapping past the end of the file is allowed; pages are backed by
         // `grow` before first use.
@@ -147,20 +221,31 @@ impl TraceFile {
                 map_len,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_SHARED,
-                fd,
+                fd.0,
                 0,
             )
         };
         if base == libc::MAP_FAILED {
-            file.last_errno.store(errno(), Ordering::Relaxed);
-            return Err(fail(&file, "map"));
+            return Err(fail(&file, "map", errno()));
         }
+        drop(fd);
         file.base = base as *mut u8;
         // SAFETY: the header region is mapped and backed.
         let header =
             unsafe { core::slice::from_raw_parts_mut(file.base, fixed_part_len(&geo) as usize) };
         encode_header(header, init, &geo);
-        Ok(file)
+        match publish(dirfd, &tmp, init.pid) {
+            Ok(name) => {
+                file.path = format!("{shown}/{name}");
+                file.path_c = CString::new(format!("{shown}/{name}"))
+                    .map_err(|_| "output directory name contains a NUL byte".to_string())?;
+                Ok(file)
+            }
+            Err(e) => {
+                unsafe { libc::munmap(base, map_len) };
+                Err(fail(&file, "name", e))
+            }
+        }
     }
 
     pub fn base(&self) -> *mut u8 {
@@ -176,9 +261,41 @@ impl TraceFile {
         self.last_errno.load(Ordering::Relaxed)
     }
 
-    /// Backs `[off, off+len)` with disk blocks. False if the disk or the file
-    /// size limit refuses; the traced program never sees the failure.
+    /// Backs `[off, off+len)` with disk blocks, through an fd opened for this
+    /// call only. False if the disk, the file size limit or the fd limit
+    /// refuses (see [`TraceFile::last_errno`]); the traced program never sees
+    /// the failure, and its errno is kept.
     pub fn grow(&self, off: u64, len: u64) -> bool {
+        let saved = errno();
+        let fd = unsafe {
+            real::open(
+                self.path_c.as_ptr(),
+                libc::O_RDWR | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+                0,
+            )
+        };
+        let ok = if fd < 0 {
+            self.last_errno.store(errno(), Ordering::Relaxed);
+            false
+        } else {
+            let fd = Fd(fd);
+            let mut st: libc::stat = unsafe { core::mem::zeroed() };
+            if unsafe { libc::fstat(fd.0, &mut st) } != 0
+                || st.st_dev != self.dev
+                || st.st_ino != self.ino
+            {
+                // Renamed away or replaced: never grow another file.
+                self.last_errno.store(libc::ESTALE, Ordering::Relaxed);
+                false
+            } else {
+                self.grow_fd(fd.0, off, len)
+            }
+        };
+        set_errno(saved);
+        ok
+    }
+
+    fn grow_fd(&self, fd: c_int, off: u64, len: u64) -> bool {
         let end = off + len;
         let mut lim = libc::rlimit {
             rlim_cur: 0,
@@ -192,27 +309,27 @@ impl TraceFile {
             return false;
         }
         let saved = errno();
-        let ok = match unsafe { libc::fallocate(self.fd, 0, off as i64, len as i64) } {
+        let ok = match unsafe { libc::fallocate(fd, 0, off as i64, len as i64) } {
             0 => true,
             _ if matches!(errno(), libc::EOPNOTSUPP | libc::ENOSYS) => {
-                self.grow_by_writing(off, len)
+                self.grow_by_writing(fd, off, len)
             }
             _ => {
                 self.last_errno.store(errno(), Ordering::Relaxed);
                 false
             }
         };
-        unsafe { *libc::__errno_location() = saved };
+        set_errno(saved);
         ok
     }
 
     /// For filesystems without fallocate: write zeros, which also allocates.
-    fn grow_by_writing(&self, mut off: u64, len: u64) -> bool {
+    fn grow_by_writing(&self, fd: c_int, mut off: u64, len: u64) -> bool {
         static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
         let end = off + len;
         while off < end {
             let n = ((end - off) as usize).min(ZEROS.len());
-            let w = unsafe { real::pwrite(self.fd, ZEROS.as_ptr().cast(), n, off as i64) };
+            let w = unsafe { real::pwrite(fd, ZEROS.as_ptr().cast(), n, off as i64) };
             if w <= 0 {
                 self.last_errno.store(
                     if w < 0 { errno() } else { libc::ENOSPC },
@@ -224,9 +341,109 @@ impl TraceFile {
         }
         true
     }
+}
 
-    /// Closes our fd (in a forked child, which must not grow the parent's file).
-    pub fn close_fd(&self) {
-        unsafe { real::close(self.fd) };
+/// Gives the finished temporary file its final name, `<pid>.sst` or the
+/// first free `<pid>-N.sst` (a second image of the same pid after exec),
+/// never replacing a file. Returns the name, or an errno.
+fn publish(dirfd: c_int, tmp: &CStr, pid: u32) -> Result<String, c_int> {
+    for n in 0..1000 {
+        let name = if n == 0 {
+            format!("{pid}.sst")
+        } else {
+            format!("{pid}-{n}.sst")
+        };
+        let c = CString::new(name.as_str()).expect("no NUL in a number");
+        match rename_noreplace(dirfd, tmp, &c) {
+            Ok(()) => return Ok(name),
+            Err(libc::EEXIST) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(libc::EEXIST)
+}
+
+/// rename without replacing: renameat2(RENAME_NOREPLACE), or where the
+/// filesystem lacks it, a hard link and unlink, or as a last resort a
+/// check then a plain rename (one process per pid, so no one races us for
+/// the name).
+fn rename_noreplace(dirfd: c_int, from: &CStr, to: &CStr) -> Result<(), c_int> {
+    // SAFETY: valid fds and C strings, here and below.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            dirfd,
+            from.as_ptr(),
+            dirfd,
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = errno();
+    if !matches!(e, libc::EINVAL | libc::ENOSYS) {
+        return Err(e);
+    }
+    if unsafe { libc::linkat(dirfd, from.as_ptr(), dirfd, to.as_ptr(), 0) } == 0 {
+        unsafe { libc::unlinkat(dirfd, from.as_ptr(), 0) };
+        return Ok(());
+    }
+    if errno() == libc::EEXIST {
+        return Err(libc::EEXIST);
+    }
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    if unsafe { libc::fstatat(dirfd, to.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } == 0 {
+        return Err(libc::EEXIST);
+    }
+    if unsafe { libc::renameat(dirfd, from.as_ptr(), dirfd, to.as_ptr()) } == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_never_replace_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = CString::new(dir.path().to_str().unwrap()).unwrap();
+        let dirfd = Fd(unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY) });
+        std::fs::write(dir.path().join("7.sst"), b"earlier image").unwrap();
+        std::fs::write(dir.path().join(".t"), b"new").unwrap();
+        assert_eq!(publish(dirfd.0, c".t", 7).unwrap(), "7-1.sst");
+        assert_eq!(
+            std::fs::read(dir.path().join("7.sst")).unwrap(),
+            b"earlier image"
+        );
+        assert_eq!(std::fs::read(dir.path().join("7-1.sst")).unwrap(), b"new");
+        assert!(!dir.path().join(".t").exists());
+    }
+
+    #[test]
+    fn directories_of_others_or_open_to_others_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("new");
+        let c = CString::new(sub.to_str().unwrap()).unwrap();
+        let old = unsafe { libc::umask(0) };
+        let made = prepare_dir(&c, "new");
+        unsafe { libc::umask(old) };
+        made.unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&sub).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = prepare_dir(&c, "new").unwrap_err();
+        assert!(e.contains("new") && e.contains("writable by group or others"), "{e}");
+        let mut st: libc::stat = unsafe { core::mem::zeroed() };
+        unsafe { libc::stat(c.as_ptr(), &mut st) };
+        st.st_mode = libc::S_IFDIR | 0o700;
+        st.st_uid = unsafe { libc::geteuid() }.wrapping_add(1);
+        let e = check_dir_owner(&st, "d").unwrap_err();
+        assert!(e.contains("belongs to uid"), "{e}");
     }
 }

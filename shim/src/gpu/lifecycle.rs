@@ -80,10 +80,7 @@ pub fn on_start(cfg: &Config) {
         return;
     }
     let standin = cfg.cupti.clone();
-    let spawned = std::thread::Builder::new()
-        .name("stallscope-gpu".into())
-        .stack_size(256 * 1024)
-        .spawn(move || watch(expected, standin));
+    let spawned = crate::threads::spawn("stallscope-gpu", move || watch(expected, standin));
     if let (Err(e), false) = (spawned, expected) {
         diag::say(&format!(
             "cannot start the GPU watcher thread ({e}); GPU capture starts only through \
@@ -435,10 +432,7 @@ pub fn flush_at_exit() {
 fn flush_with_timeout(s: &'static Session) {
     let done = Arc::new((Mutex::new(false), Condvar::new()));
     let signal = Arc::clone(&done);
-    let spawned = std::thread::Builder::new()
-        .name("stallscope-flush".into())
-        .stack_size(256 * 1024)
-        .spawn(move || {
+    let spawned = crate::threads::spawn("stallscope-flush", move || {
             recorder::own_thread();
             // SAFETY: a plain flag; CUPTI completes the buffers on this thread.
             unsafe { (s.api.flush_all)(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) };

@@ -1,48 +1,75 @@
 //! `stallscope record`: run a command with the shim preloaded.
+//!
+//! `record` becomes the command: after setting up the output directory and
+//! the environment it execs the command in its own process. The job then has
+//! record's pid, parent, process group and signal dispositions, so Ctrl-C,
+//! `kill` of that pid and the exit status (signal deaths included) are
+//! exactly those of the command run without record (issue 14, item 2). A
+//! waiting parent could not promise that: it would have to ignore or forward
+//! signals, and a signal sent to the whole process group would reach the job
+//! twice. The closing "trace in DIR" line comes from a small detached helper
+//! that waits for the job to end (see [`Reporter`]).
 
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use clap::builder::FalseyValueParser;
 
 use super::shim_path;
+
+/// Where the shim writes its `stallscope:` lines once the program has
+/// reused fd 2 (shim/src/diag.rs).
+const LOG_NAME: &str = "stallscope.log";
 
 /// Run a command under the recorder. Every process it starts (DataLoader
 /// workers included) writes its own trace file into the output directory.
 ///
-/// Prints where the trace is, and exits with the command's own exit code
-/// (128+N if it was killed by signal N).
+/// record runs the command in its own place: the command keeps record's pid,
+/// gets its signals (Ctrl-C, kill) and its exit status is record's. Where
+/// the trace is gets printed when the command ends.
+///
+/// Each option takes its default from the STALLSCOPE_* variable shown
+/// beside it, when that is set.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// Output directory [default: stallscope-<date>-<time>]
-    #[arg(short, long, value_name = "DIR")]
+    /// Output directory, created with mode 0700 [default: stallscope-<date>-<time>]
+    #[arg(short, long, value_name = "DIR", env = "STALLSCOPE_OUT")]
     pub output: Option<PathBuf>,
 
     /// Record a span for calls that last at least this long (µs); shorter calls are only counted
-    #[arg(long, value_name = "US", default_value_t = 20)]
+    #[arg(
+        long,
+        value_name = "US",
+        default_value_t = 20,
+        env = "STALLSCOPE_MIN_SPAN_US"
+    )]
     pub min_span_us: u64,
 
     /// Thread samples per second (0 turns the sampler off)
-    #[arg(long, value_name = "HZ", default_value_t = 100)]
+    #[arg(long, value_name = "HZ", default_value_t = 100, env = "STALLSCOPE_SAMPLE_HZ")]
     pub sample_hz: u32,
 
     /// Size cap per process, in MiB; records past it are counted as dropped
-    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    #[arg(long, value_name = "MIB", default_value_t = 256, env = "STALLSCOPE_MAX_MB")]
     pub max_mb: u64,
 
     /// Flight recorder: when the cap is reached, overwrite the oldest records
-    #[arg(long)]
+    #[arg(long, env = "STALLSCOPE_FLIGHT", value_parser = FalseyValueParser::new())]
     pub flight: bool,
 
-    /// Do not capture GPU activity (host only)
+    /// Do not capture GPU activity (host only) [env: STALLSCOPE_GPU=0 does the same]
     #[arg(long)]
     pub no_gpu: bool,
 
     /// libcupti to use instead of searching for it
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", env = "STALLSCOPE_CUPTI")]
     pub cupti: Option<PathBuf>,
 
     /// The command to record, after `--`
@@ -50,7 +77,18 @@ pub struct RecordArgs {
     pub command: Vec<OsString>,
 }
 
-pub fn run(a: RecordArgs) -> anyhow::Result<ExitCode> {
+/// Values that turn a STALLSCOPE_* switch off (as the shim reads them).
+fn falsey(v: &std::ffi::OsStr) -> bool {
+    matches!(
+        v.to_str().map(|s| s.trim().to_ascii_lowercase()).as_deref(),
+        Some("0" | "" | "false" | "no" | "off" | "n" | "f")
+    )
+}
+
+pub fn run(mut a: RecordArgs) -> anyhow::Result<ExitCode> {
+    if std::env::var_os("STALLSCOPE_GPU").is_some_and(|v| falsey(&v)) {
+        a.no_gpu = true;
+    }
     let shim = shim_path::find()?;
     let out = a.output.clone().unwrap_or_else(default_dir);
     prepare_dir(&out)?;
@@ -89,21 +127,108 @@ pub fn run(a: RecordArgs) -> anyhow::Result<ExitCode> {
         cmd.env("STALLSCOPE_CUPTI", c);
     }
 
-    // The child gets Ctrl-C itself; we wait for it and report.
-    // SAFETY: setting a signal disposition; restored below.
-    let old_int = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
-    let status = cmd.status();
-    unsafe { libc::signal(libc::SIGINT, old_int) };
-    let status =
-        status.with_context(|| format!("cannot run {}", a.command[0].to_string_lossy()))?;
+    let reporter = Reporter::start(&out);
+    // Only returns if the command could not be started.
+    let err = cmd.exec();
+    if let Some(r) = reporter {
+        r.exec_failed();
+    }
+    eprintln!(
+        "stallscope: cannot run {}: {err}",
+        a.command[0].to_string_lossy()
+    );
+    // As a shell reports a command it cannot run.
+    Ok(ExitCode::from(
+        if err.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        },
+    ))
+}
 
-    report(&out);
-    let code = match (status.code(), status.signal()) {
-        (Some(c), _) => c,
-        (None, Some(sig)) => 128 + sig,
-        _ => 1,
-    };
-    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+/// Prints where the trace is once the job (this very process, after exec)
+/// has ended. It runs as a grandchild adopted by init, in a session of its
+/// own: never the job's child (a program that waits for any child must not
+/// find it), and out of reach of the job's terminal signals. It learns that
+/// the exec failed through a close-on-exec pipe, and that the job ended
+/// through a pidfd (Linux 5.3); without pidfds there is no closing line.
+struct Reporter {
+    exec_failed: OwnedFd,
+}
+
+impl Reporter {
+    fn start(out: &Path) -> Option<Reporter> {
+        // SAFETY: plain system calls; every fd is owned right away. The
+        // process is single-threaded here, so fork is safe, and the helper
+        // only runs code that is safe after fork in a single-threaded parent.
+        unsafe {
+            let pidfd = libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0);
+            if pidfd < 0 {
+                return None;
+            }
+            let pidfd = OwnedFd::from_raw_fd(pidfd as i32);
+            let mut p = [0; 2];
+            if libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+                return None;
+            }
+            let (rd, wr) = (OwnedFd::from_raw_fd(p[0]), OwnedFd::from_raw_fd(p[1]));
+            match libc::fork() {
+                -1 => None,
+                0 => {
+                    libc::setsid();
+                    if libc::fork() == 0 {
+                        drop(wr);
+                        report_when_done(&rd, &pidfd, out);
+                    }
+                    libc::_exit(0);
+                }
+                child => {
+                    let mut st = 0;
+                    libc::waitpid(child, &mut st, 0);
+                    Some(Reporter { exec_failed: wr })
+                }
+            }
+        }
+    }
+
+    /// Tells the helper to leave without a word.
+    fn exec_failed(self) {
+        // SAFETY: a one-byte write to our pipe.
+        unsafe { libc::write(self.exec_failed.as_raw_fd(), b"x".as_ptr().cast(), 1) };
+    }
+}
+
+fn report_when_done(exec_failed: &OwnedFd, job: &OwnedFd, out: &Path) -> ! {
+    // SAFETY: fd plumbing on fds this process owns, then plain waits.
+    unsafe {
+        // Nothing waits for EOF on stdin or stdout because of us.
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::dup2(null, 1);
+            if null > 2 {
+                libc::close(null);
+            }
+        }
+        let mut b = 0u8;
+        let n = loop {
+            let n = libc::read(exec_failed.as_raw_fd(), (&mut b as *mut u8).cast(), 1);
+            if n >= 0 || *libc::__errno_location() != libc::EINTR {
+                break n;
+            }
+        };
+        if n == 0 {
+            let mut p = libc::pollfd {
+                fd: job.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            while libc::poll(&mut p, 1, -1) < 0 && *libc::__errno_location() == libc::EINTR {}
+            report(out);
+        }
+        libc::_exit(0)
+    }
 }
 
 fn default_dir() -> PathBuf {
@@ -124,26 +249,64 @@ fn default_dir() -> PathBuf {
     ))
 }
 
-/// Creates the directory; an existing one must hold no traces, so recordings
-/// never mix.
+/// Creates the directory with mode 0700 whatever the umask. An existing one
+/// must be ours, writable by no one else (another user could replace the
+/// trace), and hold no traces, so recordings never mix.
 fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
-    if dir.exists() {
-        if !dir.is_dir() {
-            bail!("{} exists and is not a directory", dir.display());
+    match std::fs::metadata(dir) {
+        Ok(m) => {
+            if !m.is_dir() {
+                bail!("{} exists and is not a directory", dir.display());
+            }
+            check_private(dir, &m)?;
+            let has_traces = std::fs::read_dir(dir)
+                .with_context(|| format!("reading {}", dir.display()))?
+                .flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "sst"));
+            if has_traces {
+                bail!(
+                    "{} already holds a recording; choose another -o or remove it",
+                    dir.display()
+                );
+            }
+            Ok(())
         }
-        let has_traces = std::fs::read_dir(dir)
-            .with_context(|| format!("reading {}", dir.display()))?
-            .flatten()
-            .any(|e| e.path().extension().is_some_and(|x| x == "sst"));
-        if has_traces {
-            bail!(
-                "{} already holds a recording; choose another -o or remove it",
-                dir.display()
-            );
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("cannot create {}", parent.display()))?;
+            }
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .with_context(|| format!("cannot set the mode of {}", dir.display()))
         }
-        return Ok(());
+        Err(e) => Err(e).with_context(|| format!("cannot use {}", dir.display())),
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
+}
+
+fn check_private(dir: &Path, m: &std::fs::Metadata) -> anyhow::Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if m.uid() != me {
+        bail!(
+            "refusing output directory {}: it belongs to uid {}, not to you (uid {me}), \
+             so its owner could replace the trace; choose another -o",
+            dir.display(),
+            m.uid()
+        );
+    }
+    if m.mode() & 0o022 != 0 {
+        bail!(
+            "refusing output directory {}: it is writable by group or others (mode {:04o}), \
+             so another user could replace the trace; `chmod go-w` it or choose another -o",
+            dir.display(),
+            m.mode() & 0o7777
+        );
+    }
+    Ok(())
 }
 
 fn report(out: &Path) {
@@ -158,13 +321,20 @@ fn report(out: &Path) {
         }
     }
     if files == 0 {
-        eprintln!(
-            "stallscope: no trace was written to {} (see the messages above)",
-            out.display()
+        let _ = writeln!(
+            std::io::stderr(),
+            "stallscope: no trace was written to {} (see the messages above{})",
+            out.display(),
+            if out.join(LOG_NAME).exists() {
+                format!(" and in {LOG_NAME} there")
+            } else {
+                String::new()
+            }
         );
         return;
     }
-    eprintln!(
+    let _ = writeln!(
+        std::io::stderr(),
         "stallscope: trace in {} ({files} process{}, {:.1} MiB); next: stallscope analyze {}",
         out.display(),
         if files == 1 { "" } else { "es" },

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
-use stallscope_format::layout::ChunkKind;
+use stallscope_format::layout::{ChunkKind, state};
 use stallscope_format::reader::Chunk;
 use stallscope_format::records::{gpu_status, marker_flags};
 use stallscope_format::{FdClass, Record, TraceFile};
@@ -274,11 +274,8 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
             h.pid, h.overwritten
         ));
     }
-    if process.dropped_records > 0 {
-        tl.warn(format!(
-            "pid {}: {} records were dropped at the size cap (raise --max-mb)",
-            h.pid, process.dropped_records
-        ));
+    if let Some(w) = loss_warning(h.pid, h.state, process.dropped_records) {
+        tl.warn(w);
     }
     for n in &part.notes {
         let text = strings.get(names.get(n.text)).to_string();
@@ -314,6 +311,35 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
     tl.processes.push(process);
     tl.strings = strings;
     Ok(tl)
+}
+
+/// Why a process's recording lost records, from its header's state bits: a
+/// full disk or the file size limit is not the size cap (issue 14, item 12).
+fn loss_warning(pid: u32, bits: u32, dropped: u64) -> Option<String> {
+    let lost = if dropped > 0 {
+        format!("; {dropped} records were dropped")
+    } else {
+        String::new()
+    };
+    if bits & state::DISK_FULL != 0 {
+        Some(format!(
+            "pid {pid}: the disk was full, so recording stopped early{lost} (free space, or record to another disk)"
+        ))
+    } else if bits & state::FILE_LIMIT != 0 {
+        Some(format!(
+            "pid {pid}: the file size limit (ulimit -f) stopped recording early{lost}"
+        ))
+    } else if dropped == 0 {
+        None
+    } else if bits & state::CAP_REACHED != 0 {
+        Some(format!(
+            "pid {pid}: {dropped} records were dropped at the size cap (raise --max-mb)"
+        ))
+    } else {
+        Some(format!(
+            "pid {pid}: {dropped} records were dropped while the trace file could not grow (see the notes)"
+        ))
+    }
 }
 
 /// Spans of CUDA API calls hold their callback id in `id` until here; this
@@ -736,5 +762,17 @@ mod tests {
             }
         }
         assert!(n >= 3);
+    }
+
+    #[test]
+    fn a_full_disk_is_not_called_the_size_cap() {
+        let full = loss_warning(7, state::DISK_FULL | state::STOPPED, 3).unwrap();
+        assert!(full.contains("disk was full") && !full.contains("max-mb"), "{full}");
+        let limit = loss_warning(7, state::FILE_LIMIT | state::STOPPED, 0).unwrap();
+        assert!(limit.contains("ulimit -f"), "{limit}");
+        let cap = loss_warning(7, state::CAP_REACHED, 5).unwrap();
+        assert!(cap.contains("raise --max-mb"), "{cap}");
+        assert!(!loss_warning(7, 0, 5).unwrap().contains("max-mb"));
+        assert_eq!(loss_warning(7, 0, 0), None);
     }
 }

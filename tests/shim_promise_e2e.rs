@@ -24,7 +24,9 @@ fn cc(dir: &Path, name: &str, src: &str, shared: bool) -> PathBuf {
     if shared {
         cmd.args(["-shared", "-fPIC", "-ldl"]);
     }
-    let st = cmd.status().expect("a C compiler (tests/setup installs one)");
+    let st = cmd
+        .status()
+        .expect("a C compiler (tests/setup installs one)");
     assert!(st.success(), "cc {name}");
     out
 }
@@ -123,7 +125,9 @@ print("done")
         "the file at fd 700 was touched"
     );
     for i in 0..1000 {
-        let len = std::fs::metadata(files.join(format!("f{i}"))).unwrap().len();
+        let len = std::fs::metadata(files.join(format!("f{i}")))
+            .unwrap()
+            .len();
         assert_eq!(len, 1, "f{i} was grown to {len} bytes");
     }
     let states = header_states(&rec);
@@ -615,7 +619,10 @@ os.write(fd, b"END\n")
     assert!(out.status.success(), "{out:?}");
     assert_eq!(std::fs::read_to_string(&own).unwrap(), "DATA\nEND\n");
     let log = std::fs::read_to_string(rec.join("stallscope.log")).unwrap();
-    assert!(log.contains("stallscope: ") && log.contains("file size limit"), "{log}");
+    assert!(
+        log.contains("stallscope: ") && log.contains("file size limit"),
+        "{log}"
+    );
 }
 
 /// Item 9: record makes its output directory private whatever the umask,

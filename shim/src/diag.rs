@@ -16,6 +16,9 @@ use std::sync::OnceLock;
 use crate::real;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
+/// Before `init` (a message from another library's constructor), fd 2 is
+/// taken to be stderr.
+static INIT: AtomicBool = AtomicBool::new(false);
 /// fd 2's identity at start; `STDERR_OPEN` is false if fd 2 was not open.
 static STDERR_OPEN: AtomicBool = AtomicBool::new(false);
 static STDERR_DEV: AtomicU64 = AtomicU64::new(0);
@@ -33,6 +36,7 @@ pub fn init(quiet: bool, out: Option<&OsStr>) {
     STDERR_DEV.store(dev, Ordering::Relaxed);
     STDERR_INO.store(ino, Ordering::Relaxed);
     STDERR_OPEN.store(open, Ordering::Relaxed);
+    INIT.store(true, Ordering::Release);
     if let Some(out) = out {
         let mut p = out.as_bytes().to_vec();
         p.extend_from_slice(b"/");
@@ -50,6 +54,9 @@ fn fd2_identity() -> Option<(u64, u64)> {
 }
 
 fn stderr_is_original() -> bool {
+    if !INIT.load(Ordering::Acquire) {
+        return true;
+    }
     STDERR_OPEN.load(Ordering::Relaxed)
         && fd2_identity().is_some_and(|(d, i)| {
             d == STDERR_DEV.load(Ordering::Relaxed) && i == STDERR_INO.load(Ordering::Relaxed)

@@ -377,10 +377,11 @@ impl Writer<'_> {
         }
         unsafe { w.seal() };
         let failed = Cell::new(false);
-        let claim =
-            self.rec
-                .region
-                .claim_chunk(ChunkKind::Thread, self.s.tid.get(), &mut self.grow(&failed));
+        let claim = self.rec.region.claim_chunk(
+            ChunkKind::Thread,
+            self.s.tid.get(),
+            &mut self.grow(&failed),
+        );
         let ok = match claim {
             Claim::Chunk(c) => {
                 w = c;

@@ -438,7 +438,10 @@ mod tests {
         assert_eq!(mode & 0o777, 0o700);
         std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o777)).unwrap();
         let e = prepare_dir(&c, "new").unwrap_err();
-        assert!(e.contains("new") && e.contains("writable by group or others"), "{e}");
+        assert!(
+            e.contains("new") && e.contains("writable by group or others"),
+            "{e}"
+        );
         let mut st: libc::stat = unsafe { core::mem::zeroed() };
         unsafe { libc::stat(c.as_ptr(), &mut st) };
         st.st_mode = libc::S_IFDIR | 0o700;

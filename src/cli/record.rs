@@ -53,11 +53,21 @@ pub struct RecordArgs {
     pub min_span_us: u64,
 
     /// Thread samples per second (0 turns the sampler off)
-    #[arg(long, value_name = "HZ", default_value_t = 100, env = "STALLSCOPE_SAMPLE_HZ")]
+    #[arg(
+        long,
+        value_name = "HZ",
+        default_value_t = 100,
+        env = "STALLSCOPE_SAMPLE_HZ"
+    )]
     pub sample_hz: u32,
 
     /// Size cap per process, in MiB; records past it are counted as dropped
-    #[arg(long, value_name = "MIB", default_value_t = 256, env = "STALLSCOPE_MAX_MB")]
+    #[arg(
+        long,
+        value_name = "MIB",
+        default_value_t = 256,
+        env = "STALLSCOPE_MAX_MB"
+    )]
     pub max_mb: u64,
 
     /// Flight recorder: when the cap is reached, overwrite the oldest records

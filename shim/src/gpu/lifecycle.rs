@@ -433,14 +433,14 @@ fn flush_with_timeout(s: &'static Session) {
     let done = Arc::new((Mutex::new(false), Condvar::new()));
     let signal = Arc::clone(&done);
     let spawned = crate::threads::spawn("stallscope-flush", move || {
-            recorder::own_thread();
-            // SAFETY: a plain flag; CUPTI completes the buffers on this thread.
-            unsafe { (s.api.flush_all)(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) };
-            recorder::with_writer(|w| activity::query_dropped(s, w));
-            let (lock, cv) = &*signal;
-            *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-            cv.notify_all();
-        });
+        recorder::own_thread();
+        // SAFETY: a plain flag; CUPTI completes the buffers on this thread.
+        unsafe { (s.api.flush_all)(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) };
+        recorder::with_writer(|w| activity::query_dropped(s, w));
+        let (lock, cv) = &*signal;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_all();
+    });
     if let Err(e) = spawned {
         status::info(&format!(
             "GPU capture: cannot start the exit flush thread ({e}); the last GPU records are lost"

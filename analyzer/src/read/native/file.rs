@@ -767,7 +767,10 @@ mod tests {
     #[test]
     fn a_full_disk_is_not_called_the_size_cap() {
         let full = loss_warning(7, state::DISK_FULL | state::STOPPED, 3).unwrap();
-        assert!(full.contains("disk was full") && !full.contains("max-mb"), "{full}");
+        assert!(
+            full.contains("disk was full") && !full.contains("max-mb"),
+            "{full}"
+        );
         let limit = loss_warning(7, state::FILE_LIMIT | state::STOPPED, 0).unwrap();
         assert!(limit.contains("ulimit -f"), "{limit}");
         let cap = loss_warning(7, state::CAP_REACHED, 5).unwrap();

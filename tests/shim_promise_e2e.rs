@@ -460,11 +460,12 @@ fn a_sigwait_server_still_gets_its_signal() {
         tmp.path(),
         "server.py",
         r#"
-import signal, threading
+import signal, threading, time
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 t = threading.Thread(target=lambda: open("/proc/self/stat").read())
 t.start(); t.join()
 print("ready", flush=True)
+time.sleep(1.0)  # SIGTERM arrives now: every thread of the program blocks it
 signal.sigwait({signal.SIGTERM})
 print("graceful", flush=True)
 "#,

@@ -123,6 +123,14 @@ impl Region {
         if idx < self.geo.chunk_count {
             let off = self.geo.chunk_offset(idx);
             if !grow(off, self.geo.chunk_size as u64) {
+                // Give the index back unless someone claimed past it meanwhile:
+                // a passing failure must not use up the file's chunks.
+                let _ = self.u32_at(hdr::NEXT_CHUNK as u64).compare_exchange(
+                    idx + 1,
+                    idx,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
                 return Claim::NoSpace;
             }
             return Claim::Chunk(self.start_chunk(off, kind, tid));

@@ -51,17 +51,11 @@ fn report(tl: &Timeline) -> Report {
 fn analyze_text(files: &[PathBuf]) -> String {
     let tls = kineto::read_paths(files).unwrap_or_else(|e| panic!("{e}"));
     let reports: Vec<Report> = tls.iter().map(report).collect();
-    let mut out = String::new();
     if tls.len() > 1 {
-        out.push_str(&text::render_ranks(&reports, Some(&compare_ranks(&tls))));
+        text::render_multi(&reports, Some(&compare_ranks(&tls)), &[])
+    } else {
+        text::render(&reports[0], None)
     }
-    for (i, r) in reports.iter().enumerate() {
-        if tls.len() > 1 {
-            out.push_str(&format!("\n── rank {} of {} ──\n", i, reports.len()));
-        }
-        out.push_str(&text::render(r, None));
-    }
-    out
 }
 
 fn golden(name: &str, rel: &[&str]) {

@@ -99,16 +99,15 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         .all(|t| t.source == stallscope_analyzer::model::Source::Kineto);
     let comparison = (multi && kineto).then(|| ranks::compare_ranks(&timelines));
     if !a.quiet {
-        let mut body = String::new();
-        if multi {
-            body.push_str(&text::render_ranks(&reports, comparison.as_ref()));
-        }
-        for (i, (r, shown)) in reports.iter().zip(&shown_paths).enumerate() {
-            if multi {
-                body.push_str(&format!("\n── rank {} of {} ──\n", i, reports.len()));
-            }
-            body.push_str(&text::render(r, shown.as_ref().and_then(|p| p.to_str())));
-        }
+        let shown: Vec<Option<&str>> = shown_paths
+            .iter()
+            .map(|p| p.as_ref().and_then(|p| p.to_str()))
+            .collect();
+        let body = if multi {
+            text::render_multi(&reports, comparison.as_ref(), &shown)
+        } else {
+            text::render(&reports[0], shown[0])
+        };
         if to_stdout {
             eprint!("{body}");
         } else {

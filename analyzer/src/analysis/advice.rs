@@ -129,6 +129,17 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                     100.0 * ev.producer_io_ns / cap,
                 )
             };
+            // pin_memory is advised only with pageable copies seen, and then the evidence says so.
+            let pin = i.mem.pageable_copies > 0 && sub != "cpu" && sub != "io";
+            let ev_text = if pin && !job.inference() && has_producer(i) {
+                format!(
+                    "{ev_text}; {} pageable host-to-device copies ({})",
+                    i.mem.pageable_copies,
+                    mib(i.mem.pageable_bytes)
+                )
+            } else {
+                ev_text
+            };
             let fix = if job.inference() {
                 "prepare the next inputs while the GPU runs (a background thread or process), and copy \
                  them with non_blocking=True"
@@ -151,7 +162,7 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                     _ => format!(
                         "keep more batches in flight: prefetch_factor=4, persistent_workers=True{}; look for a \
                          lock or slow main-process step between batches",
-                        if i.mem.pageable_copies > 0 { ", pin_memory=True" } else { "" }
+                        if pin { ", pin_memory=True" } else { "" }
                     ),
                 }
             };
@@ -302,9 +313,15 @@ fn memory(i: &Inputs) -> (String, String) {
     if m.alloc_calls > 0 {
         parts.push(format!("{} {malloc} calls ({})", m.alloc_calls, secs(m.alloc_ns)));
     }
-    let steps = i.steps.steps.len().max(1);
-    let per_step = (m.alloc_calls + m.free_calls) as f64 / steps as f64;
-    if m.alloc_calls + m.free_calls > 0 && !i.steps.steps.is_empty() {
+    // Churn is measured per step: without steps (or with one) allocations may
+    // be start-up, and say nothing about the loop.
+    let steps = i.steps.steps.len();
+    let per_step = if steps >= 2 {
+        (m.alloc_calls + m.free_calls) as f64 / steps as f64
+    } else {
+        0.0
+    };
+    if m.alloc_calls + m.free_calls > 0 && steps >= 2 {
         parts.push(format!("{per_step:.0} per step over {steps} steps"));
     }
     if m.offload_bytes_per_step > 0 {

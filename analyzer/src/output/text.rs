@@ -139,7 +139,7 @@ pub fn device_label(d: &DeviceReport) -> String {
     }
 }
 
-fn idle_causes(r: &Report, d: &DeviceReport) -> Vec<(&'static str, i64)> {
+fn idle_causes(d: &DeviceReport) -> Vec<(&'static str, i64)> {
     let mut causes: Vec<(&str, i64)> = Cause::ALL
         .iter()
         .map(|c| {
@@ -154,7 +154,6 @@ fn idle_causes(r: &Report, d: &DeviceReport) -> Vec<(&'static str, i64)> {
         .filter(|(_, v)| *v > 0)
         .collect();
     causes.sort_by_key(|c| std::cmp::Reverse(c.1));
-    let _ = r;
     causes
 }
 
@@ -177,45 +176,42 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             if procs.count == 1 { "" } else { "es" }
         )
     };
-    let gpu_label = match r.devices.first() {
-        Some(d) if r.devices.iter().all(|x| x.name == d.name) && !d.name.is_empty() => {
-            format!("{}x {}", r.devices.len(), d.name)
-        }
-        Some(_) if r.devices.len() == 1 => device_label(&r.devices[0]),
-        Some(_) => format!("{} GPUs", r.devices.len()),
-        None => "no GPU activity".into(),
-    };
     let head = format!(
-        "stallscope · {} · {} ({roles}) · {} · {gpu_label}",
-        cut(&r.name, 30),
+        "stallscope · {} · {} ({roles}) · {}",
+        cut(&r.name, 40),
         cut(&short_command(&r.command), 30),
         dur(r.wall_ns)
     );
     let _ = writeln!(o, "{}", cut(&head, WIDTH));
-    if let Some(d) = r.devices.first() {
-        let mut job = vec![d.arch.to_string()];
-        job.push(
-            match r.job.mode {
-                crate::analysis::job::Mode::Training => "training",
-                crate::analysis::job::Mode::Inference => "inference",
-                crate::analysis::job::Mode::Unknown => "training or inference not known",
-            }
-            .to_string(),
-        );
-        if let Some(e) = r.job.serving_engine {
-            job.push(format!("{e} serving"));
+    let mut job = vec![match r.devices.first() {
+        Some(d) if r.devices.iter().all(|x| x.name == d.name) && !d.name.is_empty() => {
+            format!("{}x {} ({})", r.devices.len(), d.name, d.arch)
         }
-        if r.job.graphs() {
-            job.push("CUDA/HIP graphs".into());
+        Some(d) if r.devices.len() == 1 => format!("{} ({})", device_label(d), d.arch),
+        Some(_) => format!("{} GPUs", r.devices.len()),
+        None => "no GPU activity".into(),
+    }];
+    job.push(
+        match r.job.mode {
+            crate::analysis::job::Mode::Training => "training",
+            crate::analysis::job::Mode::Inference => "inference",
+            crate::analysis::job::Mode::Unknown => "training or inference not known",
         }
-        if r.job.dataloader {
-            job.push(match r.job.dataloader_workers {
-                Some(n) => format!("DataLoader, {n} workers"),
-                None => "DataLoader".into(),
-            });
-        }
-        let _ = writeln!(o, "{}", cut(&format!("  {}", job.join(" · ")), WIDTH));
+        .to_string(),
+    );
+    if let Some(e) = r.job.serving_engine {
+        job.push(format!("{e} serving"));
     }
+    if r.job.graphs() {
+        job.push("CUDA/HIP graphs".into());
+    }
+    if r.job.dataloader {
+        job.push(match r.job.dataloader_workers {
+            Some(n) => format!("DataLoader, {n} workers"),
+            None => "DataLoader".into(),
+        });
+    }
+    let _ = writeln!(o, "{}", cut(&format!("  {}", job.join(" · ")), WIDTH));
     for n in &procs.gpu_capture {
         wrap(&mut o, "note: ", n);
     }
@@ -254,7 +250,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         if d.name.is_empty() {
             let _ = writeln!(o, "  {}: the trace has no properties for it", device_label(d));
         }
-        for (c, v) in idle_causes(r, d).iter().take(5) {
+        for (c, v) in idle_causes(d).iter().take(5) {
             let pct = 100.0 * *v as f64 / r.wall_ns.max(1) as f64;
             if pct < 0.5 {
                 continue;
@@ -265,7 +261,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
                 _ => c.to_string(),
             };
             let ev = f.map(|f| f.evidence.as_str()).unwrap_or_default();
-            let line = format!("  {:<16} {pct:>3.0}%  {ev}", cut(&label, 16));
+            let line = format!("  {:<18} {pct:>3.0}%  {ev}", cut(&label, 18));
             let _ = writeln!(o, "{}", cut(line.trim_end(), WIDTH));
         }
         let prec = &d.busy_by_precision_ns;
@@ -332,10 +328,10 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
     if !r.notes.is_empty() {
         let _ = writeln!(o);
         for n in r.notes.iter().take(8) {
-            wrap(&mut o, "", n);
+            wrap(&mut o, "note: ", n);
         }
         if r.notes.len() > 8 {
-            let _ = writeln!(o, "    ... {} more notes in the JSON report", r.notes.len() - 8);
+            let _ = writeln!(o, "    ({} more notes in the JSON report)", r.notes.len() - 8);
         }
     }
     if let Some(p) = perfetto {
@@ -421,6 +417,22 @@ pub fn render_ranks(reports: &[Report], cmp: Option<&RankComparison>) -> String 
                 )
             );
         }
+    }
+    o
+}
+
+/// What `analyze` prints for several ranks: the table, then each rank's
+/// report under a heading (`perfetto[i]` names rank i's Perfetto file).
+pub fn render_multi(
+    reports: &[Report],
+    cmp: Option<&RankComparison>,
+    perfetto: &[Option<&str>],
+) -> String {
+    let mut o = render_ranks(reports, cmp);
+    for (i, r) in reports.iter().enumerate() {
+        let rank = cmp.and_then(|c| c.ranks.get(i)).map_or(i as u32, |s| s.rank);
+        let _ = writeln!(o, "\n── rank {rank} ({} of {}) ──", i + 1, reports.len());
+        o.push_str(&render(r, perfetto.get(i).copied().flatten()));
     }
     o
 }

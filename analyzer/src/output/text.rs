@@ -187,6 +187,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         Some(d) if r.devices.iter().all(|x| x.name == d.name) && !d.name.is_empty() => {
             format!("{}x {} ({})", r.devices.len(), d.name, d.arch)
         }
+        Some(d) if r.devices.len() == 1 && d.name.is_empty() => device_label(d),
         Some(d) if r.devices.len() == 1 => format!("{} ({})", device_label(d), d.arch),
         Some(_) => format!("{} GPUs", r.devices.len()),
         None => "no GPU activity".into(),
@@ -217,7 +218,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
     }
     let steps = if r.steps.count > 0 {
         let by = match r.steps.source {
-            "nvtx" | "detected" => format!(
+            "nvtx" | "detected" if !r.steps.marked_by.is_empty() => format!(
                 " [by {}]",
                 cut(&crate::analysis::kernels::short_name(&r.steps.marked_by, 60), 24)
             ),
@@ -247,9 +248,6 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             idle
         );
         let _ = writeln!(o, "{}", cut(&line, WIDTH));
-        if d.name.is_empty() {
-            let _ = writeln!(o, "  {}: the trace has no properties for it", device_label(d));
-        }
         for (c, v) in idle_causes(d).iter().take(5) {
             let pct = 100.0 * *v as f64 / r.wall_ns.max(1) as f64;
             if pct < 0.5 {
@@ -356,8 +354,8 @@ pub fn render_ranks(reports: &[Report], cmp: Option<&RankComparison>) -> String 
     let _ = writeln!(o, "stallscope · {} ranks", reports.len());
     let _ = writeln!(
         o,
-        "  {:>4}  {:>5}  {:>5}  {:>5}  {:>10}  {:<28} {}",
-        "rank", "busy", "idle", "steps", "median", "top cause", ""
+        "  {:>4}  {:>5}  {:>5}  {:>5}  {:>10}  top cause (saving)",
+        "rank", "busy", "idle", "steps", "median"
     );
     let slowest = cmp.and_then(|c| c.slowest.as_ref()).map(|s| s.rank);
     for (i, r) in reports.iter().enumerate() {

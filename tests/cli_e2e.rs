@@ -253,17 +253,27 @@ fn json_to_stdout_is_pure_json_and_text_escapes_control_characters() {
         .arg(&md)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // stdout holds the JSON and nothing else.
     let r: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
     assert_eq!(r["schema"], "stallscope.report.v1");
-    assert!(r["command"].as_str().unwrap().contains('\u{1b}'), "the JSON keeps the name");
+    assert!(
+        r["command"].as_str().unwrap().contains('\u{1b}'),
+        "the JSON keeps the name"
+    );
     // The text went to stderr, escaped; so did nothing raw reach the Markdown.
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("stallscope ·"), "{text}");
     assert!(text.contains("\\u{1b}]0;PWN\\u{7}"), "{text}");
-    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
     assert!(text.contains("GPU 0 (unknown model)"), "{text}");
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(!md.contains('\u{1b}') && md.contains("\\u{1b}"), "{md:?}");

@@ -226,7 +226,11 @@ fn figures_stay_within_0_and_100_percent() {
                 in_range(t.idle_pct) && in_range(t.compute_pct) && in_range(t.non_compute_pct),
                 "{n}: {t:?}"
             );
-            assert_eq!(t.unsupported.is_some(), !t.hta_assertions_hold || t.kernel_us <= 0, "{n}: {t:?}");
+            assert_eq!(
+                t.unsupported.is_some(),
+                !t.hta_assertions_hold || t.kernel_us <= 0,
+                "{n}: {t:?}"
+            );
         }
         for s in &h.idle {
             assert!(
@@ -236,7 +240,10 @@ fn figures_stay_within_0_and_100_percent() {
         }
         if n.starts_with("kineto/docs/traces/") {
             let t = h.temporal.as_ref().expect("one kernel in the window");
-            let why = t.unsupported.as_deref().unwrap_or_else(|| panic!("{n}: {t:?}"));
+            let why = t
+                .unsupported
+                .as_deref()
+                .unwrap_or_else(|| panic!("{n}: {t:?}"));
             assert!(why.contains("HTA cannot"), "{why}");
         }
     }

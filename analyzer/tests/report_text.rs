@@ -89,7 +89,9 @@ fn golden(name: &str, rel: &[&str]) {
 fn golden_v100_fp32_gemms() {
     golden(
         "ns_resolution_trace",
-        &["HolisticTraceAnalysis/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"],
+        &[
+            "HolisticTraceAnalysis/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+        ],
     );
 }
 
@@ -105,7 +107,9 @@ fn golden_a100_tf32_and_nccl() {
 fn golden_a100_startup() {
     golden(
         "alexnet",
-        &["HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"],
+        &[
+            "HolisticTraceAnalysis/tests/data/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+        ],
     );
 }
 
@@ -130,7 +134,12 @@ fn golden_dlrm_eight_ranks() {
     let dir = corpus().join("param/et_replay/tests/inputs/dlrm_kineto");
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
-        .map(|e| format!("param/et_replay/tests/inputs/dlrm_kineto/{}", e.unwrap().file_name().to_string_lossy()))
+        .map(|e| {
+            format!(
+                "param/et_replay/tests/inputs/dlrm_kineto/{}",
+                e.unwrap().file_name().to_string_lossy()
+            )
+        })
         .collect();
     files.sort();
     assert_eq!(files.len(), 8);
@@ -142,14 +151,23 @@ fn golden_dlrm_eight_ranks() {
 fn fix_evidence_violations(r: &Report) -> Vec<String> {
     let mut bad = vec![];
     let arch = r.devices.iter().map(|d| d.arch).next().unwrap_or("");
-    let pre_ampere = ["Volta", "Turing", "Pascal", "pre-Pascal"].iter().any(|a| arch.contains(a));
-    let fp8_arch = ["Hopper", "Blackwell", "CDNA3", "CDNA4"].iter().any(|a| arch.contains(a));
-    let tf32_arch = ["Ampere", "Ada", "Hopper", "Blackwell"].iter().any(|a| arch.contains(a));
+    let pre_ampere = ["Volta", "Turing", "Pascal", "pre-Pascal"]
+        .iter()
+        .any(|a| arch.contains(a));
+    let fp8_arch = ["Hopper", "Blackwell", "CDNA3", "CDNA4"]
+        .iter()
+        .any(|a| arch.contains(a));
+    let tf32_arch = ["Ampere", "Ada", "Hopper", "Blackwell"]
+        .iter()
+        .any(|a| arch.contains(a));
     for f in &r.findings {
         let (fix, ev) = (&f.fix, &f.evidence);
         let mut need = |cond: bool, what: &str| {
             if !cond {
-                bad.push(format!("{}/{}: {what}\n  fix: {fix}\n  why: {ev}", f.cause, f.sub_cause));
+                bad.push(format!(
+                    "{}/{}: {what}\n  fix: {fix}\n  why: {ev}",
+                    f.cause, f.sub_cause
+                ));
             }
         };
         if fix.contains("pin_memory") {
@@ -161,14 +179,20 @@ fn fix_evidence_violations(r: &Report) -> Vec<String> {
                 .is_some_and(|n| n > 0);
             need(seen, "pin_memory without pageable copies seen");
         }
-        if fix.contains("QLoRA") || fix.contains("make the model fit") || fix.contains("checkpointing") {
+        if fix.contains("QLoRA")
+            || fix.contains("make the model fit")
+            || fix.contains("checkpointing")
+        {
             need(
                 ev.contains("out-of-memory") || ev.contains("offload"),
                 "model-fitting advice without OOM or offload",
             );
         }
         if fix.contains("caching allocator is bypassed") {
-            need(ev.contains("per step"), "allocator advice without per-step churn");
+            need(
+                ev.contains("per step"),
+                "allocator advice without per-step churn",
+            );
         }
         if fix.contains("DataLoader") || fix.contains("num_workers") {
             need(
@@ -178,7 +202,9 @@ fn fix_evidence_violations(r: &Report) -> Vec<String> {
         }
         if r.job.mode == analysis::job::Mode::Inference {
             need(
-                !fix.contains("GradScaler") && !fix.contains("training") && !fix.contains("DataLoader"),
+                !fix.contains("GradScaler")
+                    && !fix.contains("training")
+                    && !fix.contains("DataLoader"),
                 "training advice on an inference trace",
             );
         }
@@ -192,7 +218,10 @@ fn fix_evidence_violations(r: &Report) -> Vec<String> {
             need(fp8_arch, "FP8 advised where there is none");
         }
         if fix.contains("CUDA graphs") && !fix.contains("graphs are in use") {
-            need(!r.job.graphs(), "CUDA graphs advised to a job that uses them");
+            need(
+                !r.job.graphs(),
+                "CUDA graphs advised to a job that uses them",
+            );
         }
     }
     bad
@@ -246,8 +275,15 @@ fn allocator_churn_gets_allocator_advice() {
     )
     .unwrap();
     let r = report(&tl);
-    let all: String = r.findings.iter().map(|f| format!("{}\n{}\n", f.fix, f.evidence)).collect();
-    assert!(!all.contains("QLoRA") && !all.contains("make the model fit"), "{all}");
+    let all: String = r
+        .findings
+        .iter()
+        .map(|f| format!("{}\n{}\n", f.fix, f.evidence))
+        .collect();
+    assert!(
+        !all.contains("QLoRA") && !all.contains("make the model fit"),
+        "{all}"
+    );
     if let Some(m) = r.findings.iter().find(|f| f.cause == "memory") {
         assert!(m.fix.contains("caching allocator"), "{}", m.fix);
         assert!(m.evidence.contains("hipMalloc"), "{}", m.evidence);

@@ -280,7 +280,9 @@ fn cpu_fix(job: &JobContext) -> String {
             "{engine}: keep CUDA-graph capture on (no --enforce-eager / --disable-cuda-graph) and batch \
              more requests per step; {graphs}"
         ),
-        (None, Mode::Inference) => format!("{graphs}; run larger batches; avoid per-step Python loops over tensors"),
+        (None, Mode::Inference) => {
+            format!("{graphs}; run larger batches; avoid per-step Python loops over tensors")
+        }
         (None, _) if job.dataloader => format!(
             "move preprocessing into DataLoader workers; {graphs}; avoid per-step Python loops over tensors"
         ),
@@ -308,10 +310,18 @@ fn memory(i: &Inputs) -> (String, String) {
         ));
     }
     if m.free_calls > 0 {
-        parts.push(format!("{} {free} calls ({})", m.free_calls, secs(m.free_ns)));
+        parts.push(format!(
+            "{} {free} calls ({})",
+            m.free_calls,
+            secs(m.free_ns)
+        ));
     }
     if m.alloc_calls > 0 {
-        parts.push(format!("{} {malloc} calls ({})", m.alloc_calls, secs(m.alloc_ns)));
+        parts.push(format!(
+            "{} {malloc} calls ({})",
+            m.alloc_calls,
+            secs(m.alloc_ns)
+        ));
     }
     // Churn is measured per step: without steps (or with one) allocations may
     // be start-up, and say nothing about the loop.
@@ -332,7 +342,11 @@ fn memory(i: &Inputs) -> (String, String) {
         ));
     }
     if m.peak_allocated > 0 && m.device_memory > 0 {
-        parts.push(format!("peak allocated {} of {}", mib(m.peak_allocated), mib(m.device_memory)));
+        parts.push(format!(
+            "peak allocated {} of {}",
+            mib(m.peak_allocated),
+            mib(m.device_memory)
+        ));
     }
     let fit = m.oom_count > 0 || m.offload_bytes_per_step > 0;
     let fix = if fit && i.job.inference() {
@@ -417,7 +431,11 @@ pub fn precision(
             String::new()
         },
     );
-    let from = if fp32 >= tf32 { Precision::Fp32 } else { Precision::Tf32 };
+    let from = if fp32 >= tf32 {
+        Precision::Fp32
+    } else {
+        Precision::Tf32
+    };
     let fix = precision::fix(from, arch, i.job.inference())
         .map(|f| f.fix)
         .unwrap_or_else(|| "no faster matrix math on this GPU for these kernels".to_string());

@@ -136,7 +136,10 @@ mod tests {
         assert_eq!(a("AMD Instinct MI300X", (9, 4), ""), Arch::Cdna3);
         assert_eq!(a("AMD Instinct MI210", (9, 0), ""), Arch::Cdna2);
         assert_eq!(a("AMD Radeon Graphics", (9, 0), ""), Arch::Cdna2);
-        assert_eq!(a("AMD Radeon Graphics", (9, 4), "gfx942:sramecc+:xnack-"), Arch::Cdna3);
+        assert_eq!(
+            a("AMD Radeon Graphics", (9, 4), "gfx942:sramecc+:xnack-"),
+            Arch::Cdna3
+        );
         assert_eq!(a("NVIDIA H100", (9, 0), ""), Arch::Hopper);
         assert_eq!(a("NVIDIA A100-SXM4-80GB", (8, 0), ""), Arch::Ampere);
         assert_eq!(a("Tesla V100-SXM2-32GB", (7, 0), ""), Arch::Volta);

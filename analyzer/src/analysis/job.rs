@@ -92,7 +92,10 @@ pub fn detect(tl: &Timeline) -> JobContext {
         if n.contains("Backward") || n.starts_with("autograd::") || n.contains("aten::backward") {
             j.backward_ops = true;
         }
-        if n.starts_with("Optimizer.step") || n.contains("optimizer.step") || n.contains("Optimizer.zero_grad") {
+        if n.starts_with("Optimizer.step")
+            || n.contains("optimizer.step")
+            || n.contains("Optimizer.zero_grad")
+        {
             j.optimizer_steps = true;
         }
         if n.contains("GraphLaunch") {
@@ -125,7 +128,11 @@ pub fn detect(tl: &Timeline) -> JobContext {
         let trainers: Vec<u32> = tl
             .processes
             .iter()
-            .filter(|p| p.threads.iter().any(|t| t.spans.iter().any(|s| s.kind.is_named() && s.arg != 0)))
+            .filter(|p| {
+                p.threads
+                    .iter()
+                    .any(|t| t.spans.iter().any(|s| s.kind.is_named() && s.arg != 0))
+            })
             .map(|p| p.pid)
             .collect();
         let children = tl
@@ -178,13 +185,29 @@ mod tests {
 
     #[test]
     fn training_inference_and_engines() {
-        let t = detect(&tl(&["aten::mm", "autograd::engine::evaluate_function: MmBackward0", "Optimizer.step#SGD.step"], ""));
+        let t = detect(&tl(
+            &[
+                "aten::mm",
+                "autograd::engine::evaluate_function: MmBackward0",
+                "Optimizer.step#SGD.step",
+            ],
+            "",
+        ));
         assert_eq!(t.mode, Mode::Training);
         let i = detect(&tl(&["aten::mm", "aten::softmax"], "python generate.py"));
         assert_eq!(i.mode, Mode::Inference);
-        let v = detect(&tl(&["aten::mm"], "python -m vllm.entrypoints.openai.api_server"));
+        let v = detect(&tl(
+            &["aten::mm"],
+            "python -m vllm.entrypoints.openai.api_server",
+        ));
         assert_eq!((v.mode, v.serving_engine), (Mode::Inference, Some("vLLM")));
-        let g = detect(&tl(&["cudaGraphLaunch", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"], ""));
+        let g = detect(&tl(
+            &[
+                "cudaGraphLaunch",
+                "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            ],
+            "",
+        ));
         assert!(g.graph_replay && g.dataloader && g.dataloader_workers == Some(0));
         assert_eq!(detect(&tl(&[], "")).mode, Mode::Unknown);
     }

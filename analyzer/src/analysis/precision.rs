@@ -98,18 +98,19 @@ pub fn fix(from: Precision, arch: Arch, inference: bool) -> Option<PrecisionFix>
             assumption: format!("TF32 -> 16-bit ~1.6x assumed on {an}"),
             fix: bf16_fix.to_string(),
         },
-        (Precision::Bf16 | Precision::Fp16, Arch::Hopper | Arch::Blackwell | Arch::Cdna3 | Arch::Cdna4) => {
-            PrecisionFix {
-                speedup: 1.3,
-                assumption: format!(
-                    "BF16/FP16 -> FP8 ~1.3x on the GEMMs on {an} (peak ratio 2x, discounted for \
+        (
+            Precision::Bf16 | Precision::Fp16,
+            Arch::Hopper | Arch::Blackwell | Arch::Cdna3 | Arch::Cdna4,
+        ) => PrecisionFix {
+            speedup: 1.3,
+            assumption: format!(
+                "BF16/FP16 -> FP8 ~1.3x on the GEMMs on {an} (peak ratio 2x, discounted for \
                      scaling casts and the layers FP8 does not cover)"
-                ),
-                fix: "optional: FP8 GEMMs with Transformer Engine (te.Linear layers under \
+            ),
+            fix: "optional: FP8 GEMMs with Transformer Engine (te.Linear layers under \
                       te.fp8_autocast); validate accuracy against a BF16 run first"
-                    .into(),
-            }
-        }
+                .into(),
+        },
         _ => return None,
     };
     Some(p)

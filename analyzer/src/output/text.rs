@@ -125,7 +125,10 @@ fn cut(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {
-        format!("{}…", s.chars().take(n.saturating_sub(1)).collect::<String>())
+        format!(
+            "{}…",
+            s.chars().take(n.saturating_sub(1)).collect::<String>()
+        )
     }
 }
 
@@ -220,7 +223,10 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         let by = match r.steps.source {
             "nvtx" | "detected" if !r.steps.marked_by.is_empty() => format!(
                 " [by {}]",
-                cut(&crate::analysis::kernels::short_name(&r.steps.marked_by, 60), 24)
+                cut(
+                    &crate::analysis::kernels::short_name(&r.steps.marked_by, 60),
+                    24
+                )
             ),
             _ => String::new(),
         };
@@ -329,14 +335,24 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             wrap(&mut o, "note: ", n);
         }
         if r.notes.len() > 8 {
-            let _ = writeln!(o, "    ({} more notes in the JSON report)", r.notes.len() - 8);
+            let _ = writeln!(
+                o,
+                "    ({} more notes in the JSON report)",
+                r.notes.len() - 8
+            );
         }
     }
     if let Some(p) = perfetto {
         let _ = writeln!(
             o,
             "{}",
-            cut(&format!("Open the timeline: ui.perfetto.dev  <-  {}", escape_controls(p)), WIDTH)
+            cut(
+                &format!(
+                    "Open the timeline: ui.perfetto.dev  <-  {}",
+                    escape_controls(p)
+                ),
+                WIDTH
+            )
         );
     }
     o
@@ -381,18 +397,30 @@ pub fn render_ranks(reports: &[Report], cmp: Option<&RankComparison>) -> String 
                 )
             },
         );
-        let mark = if slowest == Some(rank) { "<- slowest" } else { "" };
+        let mark = if slowest == Some(rank) {
+            "<- slowest"
+        } else {
+            ""
+        };
         let line = format!(
             "  {rank:>4}  {busy:>4.0}%  {idle:>4.0}%  {:>5}  {:>10}  {:<28} {mark}",
             r.steps.count,
-            if r.steps.count > 0 { dur(r.steps.median_ns) } else { "-".into() },
+            if r.steps.count > 0 {
+                dur(r.steps.median_ns)
+            } else {
+                "-".into()
+            },
             cut(&top, 28)
         );
         let _ = writeln!(o, "{}", cut(line.trim_end(), WIDTH));
     }
     if let Some(c) = cmp {
         if let Some(s) = &c.slowest {
-            let by = if s.by == "step_median" { "median step" } else { "GPU window" };
+            let by = if s.by == "step_median" {
+                "median step"
+            } else {
+                "GPU window"
+            };
             let _ = writeln!(
                 o,
                 "  slowest: rank {} ({by} {}, {:.0}% over the median rank)",
@@ -428,7 +456,9 @@ pub fn render_multi(
 ) -> String {
     let mut o = render_ranks(reports, cmp);
     for (i, r) in reports.iter().enumerate() {
-        let rank = cmp.and_then(|c| c.ranks.get(i)).map_or(i as u32, |s| s.rank);
+        let rank = cmp
+            .and_then(|c| c.ranks.get(i))
+            .map_or(i as u32, |s| s.rank);
         let _ = writeln!(o, "\n── rank {rank} ({} of {}) ──", i + 1, reports.len());
         o.push_str(&render(r, perfetto.get(i).copied().flatten()));
     }

@@ -116,10 +116,7 @@ fn matches(n: &str, pat: &str) -> bool {
 /// Classifies one kernel name.
 pub fn classify(name: &str) -> KernelClass {
     let n = name.to_ascii_lowercase();
-    let Some(rule) = RULES
-        .iter()
-        .find(|r| r.any.iter().any(|p| matches(&n, p)))
-    else {
+    let Some(rule) = RULES.iter().find(|r| r.any.iter().any(|p| matches(&n, p))) else {
         return KernelClass {
             vendor: Vendor::Any,
             library: "",
@@ -132,7 +129,14 @@ pub fn classify(name: &str) -> KernelClass {
         OpRule::Fixed(o) => o,
         OpRule::GemmOrConv => {
             const CONV: [&str; 9] = [
-                "conv", "fprop", "dgrad", "wgrad", "implicit_gemm", "scudnn", "hcudnn", "igemm_",
+                "conv",
+                "fprop",
+                "dgrad",
+                "wgrad",
+                "implicit_gemm",
+                "scudnn",
+                "hcudnn",
+                "igemm_",
                 "winograd",
             ];
             if CONV.iter().any(|k| n.contains(k)) {
@@ -182,7 +186,9 @@ fn tags(n: &str) -> Precision {
         Precision::Bf16
     } else if any(&["tf32", "tfloat32"]) {
         Precision::Tf32
-    } else if any(&["int8", "i8816", "i16832", "imma", "s8s8", "i8i8", "u8u8", "_i8_"]) {
+    } else if any(&[
+        "int8", "i8816", "i16832", "imma", "s8s8", "i8i8", "u8u8", "_i8_",
+    ]) {
         Precision::Int8
     } else if any(&[
         "fp16", "f16f16", "_f16", "h884", "h1688", "h16816", "hgemm", "hmma", "half", "hcudnn",
@@ -193,7 +199,9 @@ fn tags(n: &str) -> Precision {
     } else if any(&["s16816"]) {
         // The 16x8x16 MMA takes only 16-bit inputs; untagged, CUTLASS means FP16.
         Precision::Fp16
-    } else if any(&["s1688gemm", "s1688fprop", "s1688dgrad", "s1688wgrad"]) && any(&["tensorop", "sm8", "sm9"]) {
+    } else if any(&["s1688gemm", "s1688fprop", "s1688dgrad", "s1688wgrad"])
+        && any(&["tensorop", "sm8", "sm9"])
+    {
         // CUTLASS sm80+ tensor-op `s1688` with no other tag: TF32 (16x8x8 is its MMA shape).
         Precision::Tf32
     } else if any(&[
@@ -333,9 +341,7 @@ fn elide(name: &str) -> String {
                 depth -= 1;
                 if depth == 0 {
                     let plain = !arg.is_empty()
-                        && arg
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+                        && arg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
                     if plain && arg.len() > 3 && out.ends_with("::Kernel") {
                         // CUTLASS's wrapper adds nothing: the argument names the kernel.
                         return arg;
@@ -364,7 +370,9 @@ fn elide(name: &str) -> String {
 /// The nested name of an Itanium-mangled symbol (`_ZN2ck6kernelI...` ->
 /// `ck::kernel<…>`), enough to say which function it is.
 fn demangle_prefix(name: &str) -> Option<String> {
-    let rest = name.strip_prefix("_ZN").or_else(|| name.strip_prefix("_Z"))?;
+    let rest = name
+        .strip_prefix("_ZN")
+        .or_else(|| name.strip_prefix("_Z"))?;
     let b = rest.as_bytes();
     let mut i = 0;
     let mut parts: Vec<String> = Vec::new();

@@ -411,14 +411,23 @@ fn real_kernel_names() {
     assert!(amd >= 50, "{amd} AMD names");
     let mut bad = check(CORPUS);
     bad.extend(check(PUBLIC));
-    assert!(bad.is_empty(), "{} misclassified:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} misclassified:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn unknown_names_are_other_not_fp32() {
     for n in ["Kernel", "my_custom_kernel", "foo(float*)"] {
         let k = classify(n);
-        assert_eq!((k.op, k.precision), (OpClass::Other, Precision::Unknown), "{n}");
+        assert_eq!(
+            (k.op, k.precision),
+            (OpClass::Other, Precision::Unknown),
+            "{n}"
+        );
         assert_eq!(k.bucket(), Precision::NonGemm);
     }
     // An unnamed-type GEMM is a GEMM of unknown precision: not FP32 either.
@@ -432,29 +441,46 @@ fn buckets() {
     let b = |n: &str| classify(n).bucket();
     assert_eq!(b("ampere_sgemm_128x64_nn"), Precision::Fp32);
     assert_eq!(
-        b("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>(cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4::Params)"),
+        b(
+            "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>(cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4::Params)"
+        ),
         Precision::Tf32
     );
-    assert_eq!(b("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"), Precision::Comm);
+    assert_eq!(
+        b("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"),
+        Precision::Comm
+    );
     assert_eq!(b("triton_poi_fused_add_0"), Precision::NonGemm);
 }
 
 #[test]
 fn short_names() {
     assert_eq!(
-        short_name("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)", 100),
+        short_name(
+            "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+            100
+        ),
         "at::native::vectorized_elementwise_kernel<…>"
     );
     assert_eq!(
-        short_name("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>(cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4::Params)", 100),
+        short_name(
+            "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>(cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4::Params)",
+            100
+        ),
         "cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4"
     );
     assert_eq!(
-        short_name("std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float, float, float, float, false, true, false, false, 7, cublasGemvParams<cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float> >(cublasGemvParams<cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float>)", 100),
+        short_name(
+            "std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float, float, float, float, false, true, false, false, 7, cublasGemvParams<cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float> >(cublasGemvParams<cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float>)",
+            100
+        ),
         "internal::gemvx::kernel<…>"
     );
     assert_eq!(
-        short_name("_ZN2ck16tensor_operation6device12_GLOBAL__N_139kernel_grouped_conv_fwd_xdl_cshuffle_v3INS_28GridwiseGemm", 100),
+        short_name(
+            "_ZN2ck16tensor_operation6device12_GLOBAL__N_139kernel_grouped_conv_fwd_xdl_cshuffle_v3INS_28GridwiseGemm",
+            100
+        ),
         "ck::tensor_operation::device::(anonymous namespace)::kernel_grouped_conv_fwd_xdl_cshuffle_v3<…>"
     );
     let long = short_name(&format!("Cijk_Ailk_Bljk_BBS_BH_{}", "X".repeat(300)), 60);

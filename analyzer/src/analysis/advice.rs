@@ -478,6 +478,6 @@ pub fn fp8_option(i: &Inputs, wall: Ns, measured_step: Ns) -> Option<Finding> {
             f.assumption
         ),
         fix: f.fix,
-        kernels: Vec::new(),
+        ..Finding::default()
     })
 }

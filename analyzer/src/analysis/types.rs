@@ -140,7 +140,7 @@ pub struct DeviceDiagnosis {
 }
 
 /// One ranked finding: a cause, its evidence, a fix, and what fixing it is worth.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Finding {
     /// A cause name, or "precision".
     pub cause: String,

@@ -195,7 +195,11 @@ fn bad_inputs_give_clear_errors() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8_lossy(&out.stdout);
+    // The text wraps at 100 columns: compare with whitespace collapsed.
+    let text = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         text.contains("warning: skipped") && text.contains("byte offset"),
         "{text}"
@@ -212,4 +216,65 @@ fn help_teaches() {
     let out = cli(&["record", "--help"]);
     let h = String::from_utf8_lossy(&out.stdout);
     assert!(h.contains("--min-span-us") && h.contains("--flight"), "{h}");
+}
+
+/// A Kineto trace whose process is named with terminal escapes (set the
+/// window title, clear the screen), and one kernel.
+fn hostile_trace(dir: &std::path::Path) -> PathBuf {
+    let p = dir.join("evil.json");
+    let doc = serde_json::json!({
+        "schemaVersion": 1,
+        "traceEvents": [
+            {"ph": "M", "name": "process_name", "pid": 7, "tid": 0,
+             "args": {"name": "\u{1b}]0;PWN\u{7}\u{1b}[2Jtrain.py"}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7,
+             "ts": 100, "dur": 5, "args": {"correlation": 1}},
+            {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7,
+             "ts": 110, "dur": 50, "args": {"correlation": 1, "device": 0, "stream": 7}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7,
+             "ts": 300, "dur": 5, "args": {"correlation": 2}},
+            {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7,
+             "ts": 310, "dur": 50, "args": {"correlation": 2, "device": 0, "stream": 7}}
+        ]
+    });
+    std::fs::write(&p, doc.to_string()).unwrap();
+    p
+}
+
+#[test]
+fn json_to_stdout_is_pure_json_and_text_escapes_control_characters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = hostile_trace(tmp.path());
+    let md = tmp.path().join("r.md");
+    let out = Command::new(stallscope())
+        .arg("analyze")
+        .arg(&trace)
+        .args(["--json", "-", "--markdown"])
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // stdout holds the JSON and nothing else.
+    let r: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(r["schema"], "stallscope.report.v1");
+    assert!(
+        r["command"].as_str().unwrap().contains('\u{1b}'),
+        "the JSON keeps the name"
+    );
+    // The text went to stderr, escaped; so did nothing raw reach the Markdown.
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("stallscope ·"), "{text}");
+    assert!(text.contains("\\u{1b}]0;PWN\\u{7}"), "{text}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+    assert!(text.contains("GPU 0 (unknown model)"), "{text}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(!md.contains('\u{1b}') && md.contains("\\u{1b}"), "{md:?}");
 }

@@ -315,6 +315,7 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
             busy_by_precision: vec![],
         }],
         findings: vec![],
+        job: Default::default(),
     };
     (tl, diag)
 }
@@ -331,6 +332,7 @@ fn empty_diagnosis() -> Diagnosis {
         },
         devices: vec![],
         findings: vec![],
+        job: Default::default(),
     }
 }
 

@@ -208,3 +208,43 @@ fn agrees_with_hta_on_the_corpus() {
         table.join("\n")
     );
 }
+
+/// Every figure is a share in [0, 100]%; where HTA's own assertions fail
+/// (the one-kernel Kineto docs traces: a sub-µs kernel rounds to a negative
+/// span) the breakdown says why instead of giving 200% and -100%.
+#[test]
+fn figures_stay_within_0_and_100_percent() {
+    let root = corpus();
+    let mut names = vec![];
+    walk(&root, &root, &mut names);
+    for n in &names {
+        let tl = kineto::read_file(&root.join(n)).unwrap_or_else(|e| panic!("{e}"));
+        let h = hta_compat(&tl);
+        let in_range = |x: f64| (0.0..=100.0).contains(&x);
+        if let Some(t) = &h.temporal {
+            assert!(
+                in_range(t.idle_pct) && in_range(t.compute_pct) && in_range(t.non_compute_pct),
+                "{n}: {t:?}"
+            );
+            assert_eq!(
+                t.unsupported.is_some(),
+                !t.hta_assertions_hold || t.kernel_us <= 0,
+                "{n}: {t:?}"
+            );
+        }
+        for s in &h.idle {
+            assert!(
+                in_range(s.host_wait_pct) && in_range(s.kernel_wait_pct) && in_range(s.other_pct),
+                "{n}: {s:?}"
+            );
+        }
+        if n.starts_with("kineto/docs/traces/") {
+            let t = h.temporal.as_ref().expect("one kernel in the window");
+            let why = t
+                .unsupported
+                .as_deref()
+                .unwrap_or_else(|| panic!("{n}: {t:?}"));
+            assert!(why.contains("HTA cannot"), "{why}");
+        }
+    }
+}

@@ -40,7 +40,7 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub hta_compat: bool,
 
-    /// No progress display and no text report on stdout
+    /// No progress display and no text report (with `--json -` the text goes to stderr)
     #[arg(short, long)]
     pub quiet: bool,
 }
@@ -71,7 +71,13 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     if timing {
         eprintln!("timing: diagnose {:.3} s", t1.elapsed().as_secs_f64());
     }
+    // Text goes to stdout unless a machine-readable report does: then to
+    // stderr, so `--json - | python3 -m json.tool` reads JSON only.
+    let to_stdout = [&a.json, &a.markdown]
+        .iter()
+        .any(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"));
     let mut reports = Vec::new();
+    let mut shown_paths = Vec::new();
     for (i, ((tl, diag), hta)) in timelines.iter().zip(diags).zip(htas).enumerate() {
         let mut report = Report::build(tl, &diag);
         if let Some(h) = hta {
@@ -81,27 +87,32 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             let path = if multi { suffixed(p, i) } else { p.clone() };
             write_perfetto(tl, &diag, &path, a.quiet)?;
         }
-        if !a.quiet {
-            let shown = a
-                .perfetto
+        shown_paths.push(
+            a.perfetto
                 .as_ref()
-                .map(|p| if multi { suffixed(p, i) } else { p.clone() });
-            print!(
-                "{}",
-                text::render(&report, shown.as_ref().and_then(|p| p.to_str()))
-            );
-            if multi {
-                println!();
-            }
-        }
+                .map(|p| if multi { suffixed(p, i) } else { p.clone() }),
+        );
         reports.push(report);
     }
     let kineto = timelines
         .iter()
         .all(|t| t.source == stallscope_analyzer::model::Source::Kineto);
     let comparison = (multi && kineto).then(|| ranks::compare_ranks(&timelines));
-    if let (Some(c), false) = (&comparison, a.quiet) {
-        println!("{}", serde_json::to_string_pretty(c).unwrap_or_default());
+    if !a.quiet {
+        let shown: Vec<Option<&str>> = shown_paths
+            .iter()
+            .map(|p| p.as_ref().and_then(|p| p.to_str()))
+            .collect();
+        let body = if multi {
+            text::render_multi(&reports, comparison.as_ref(), &shown)
+        } else {
+            text::render(&reports[0], shown[0])
+        };
+        if to_stdout {
+            eprint!("{body}");
+        } else {
+            print!("{body}");
+        }
     }
     if let Some(p) = &a.json {
         let body = if multi {

@@ -3,8 +3,12 @@
 
 use stallscope_format::fs_name;
 
+use super::arch::Arch;
 use super::findings::Inputs;
-use super::types::Cause;
+use super::job::{JobContext, Mode};
+use super::kernels::short_name;
+use super::precision;
+use super::types::{Cause, Finding};
 use crate::model::{Ns, Precision, SpanKind};
 
 pub fn secs(ns: Ns) -> String {
@@ -86,8 +90,27 @@ fn file_rate(i: &Inputs, pi: u32, obj: u32) -> Option<f64> {
     (ns > 0).then(|| bytes as f64 / (ns as f64 / 1e9) / 1e6)
 }
 
+/// Where the job's batches come from, for the data and I/O fixes: a
+/// DataLoader (or producer processes) in the trace, or neither.
+fn has_producer(i: &Inputs) -> bool {
+    i.job.dataloader || i.ev.producer_count > 0
+}
+
+fn alloc_api(i: &Inputs) -> (&'static str, &'static str) {
+    if Arch::of(i.gpu).is_amd() {
+        ("hipMalloc", "hipFree")
+    } else {
+        ("cudaMalloc", "cudaFree")
+    }
+}
+
+/// Allocation or free calls per step at or above this are churn: the caching
+/// allocator (or a library's per-call workspace) goes to the driver every step.
+const CHURN_PER_STEP: f64 = 20.0;
+
 pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String) {
     let who = main_thread(i, cause);
+    let job = i.job;
     match cause {
         Cause::Data => {
             let ev = i.ev;
@@ -96,7 +119,7 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
             let ev_text = if sub == "cpu" && ev.producer_count == 0 {
                 format!("{who} loaded batches itself (num_workers=0) while the GPU idled {}", secs(idle))
             } else if ev.producer_count == 0 {
-                format!("{who} waited {} for batches (the trace does not show the workers)", secs(idle))
+                format!("{who} waited {} for batches (the trace does not show the producers)", secs(idle))
             } else {
                 format!(
                     "{who} waited {} for batches; {workers} producer{} on CPU {:.0}% and reading files {:.0}% of the wait",
@@ -106,19 +129,42 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                     100.0 * ev.producer_io_ns / cap,
                 )
             };
-            let fix = match sub {
-                "cpu" => format!(
-                    "more DataLoader workers (num_workers {workers} -> {}), cheaper per-sample transforms \
-                     (pre-tokenize/pre-decode offline, or move augmentation to the GPU), prefetch_factor=4, \
-                     persistent_workers=True",
-                    (workers * 2).max(4)
-                ),
-                "io" => "data on local NVMe or in the page cache, larger sequential reads (sharded formats), \
-                         and more workers so reads overlap"
-                    .to_string(),
-                _ => "keep more batches in flight: prefetch_factor=4, persistent_workers=True, pin_memory=True; \
-                      look for a lock or slow main-process step between batches"
-                    .to_string(),
+            // pin_memory is advised only with pageable copies seen, and then the evidence says so.
+            let pin = i.mem.pageable_copies > 0 && sub != "cpu" && sub != "io";
+            let ev_text = if pin && !job.inference() && has_producer(i) {
+                format!(
+                    "{ev_text}; {} pageable host-to-device copies ({})",
+                    i.mem.pageable_copies,
+                    mib(i.mem.pageable_bytes)
+                )
+            } else {
+                ev_text
+            };
+            let fix = if job.inference() {
+                "prepare the next inputs while the GPU runs (a background thread or process), and copy \
+                 them with non_blocking=True"
+                    .to_string()
+            } else if !has_producer(i) {
+                "the batch producer is not in the trace: record it too, and keep more batches in flight \
+                 (prefetch the next one while the GPU runs)"
+                    .to_string()
+            } else {
+                match sub {
+                    "cpu" => format!(
+                        "more DataLoader workers (num_workers {workers} -> {}), cheaper per-sample transforms \
+                         (pre-tokenize/pre-decode offline, or move augmentation to the GPU), prefetch_factor=4, \
+                         persistent_workers=True",
+                        (workers * 2).max(4)
+                    ),
+                    "io" => "data on local NVMe or in the page cache, larger sequential reads (sharded formats), \
+                             and more workers so reads overlap"
+                        .to_string(),
+                    _ => format!(
+                        "keep more batches in flight: prefetch_factor=4, persistent_workers=True{}; look for a \
+                         lock or slow main-process step between batches",
+                        if pin { ", pin_memory=True" } else { "" }
+                    ),
+                }
             };
             (ev_text, fix)
         }
@@ -132,11 +178,17 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                 parts.push(format!("{path} on {fs}{rate} ({})", secs(*ns)));
             }
             let what = if parts.is_empty() { format!("{sub} stalls") } else { parts.join(", ") };
+            let away = if i.job.dataloader {
+                "move the reads into DataLoader workers"
+            } else {
+                "move the reads off the thread that launches GPU work (a background reader, prefetched)"
+            };
             (
                 format!("{who} blocked on I/O: {what}"),
-                "move the reads out of the training loop (DataLoader workers), and keep the data on local NVMe \
-                 or cache it in RAM first; for memory-mapped datasets read sequentially or pre-fault"
-                    .to_string(),
+                format!(
+                    "{away}, and keep the data on local NVMe or cache it in RAM first; for memory-mapped \
+                     datasets read sequentially or pre-fault"
+                ),
             )
         }
         Cause::Cpu => {
@@ -148,54 +200,21 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                 ),
                 "gil" => (
                     format!("{who} waited for the Python GIL held by another thread"),
-                    "move Python-heavy work out of the training process (DataLoader workers)".to_string(),
+                    if i.job.dataloader {
+                        "move Python-heavy work out of the training process (DataLoader workers)".to_string()
+                    } else {
+                        "move Python-heavy work out of the process that launches GPU work (another process)"
+                            .to_string()
+                    },
                 ),
                 _ => (
                     format!("{who} computed on the CPU between launches while the GPU idled"),
-                    "move preprocessing into DataLoader workers; cut Python overhead with torch.compile or CUDA \
-                     graphs; avoid per-step Python loops over tensors"
-                        .to_string(),
+                    cpu_fix(job),
                 ),
             };
             (ev_text, fix)
         }
-        Cause::Memory => {
-            let m = i.mem;
-            let mut parts = Vec::new();
-            if let Some((req, free, total)) = m.first_oom {
-                parts.push(format!(
-                    "{} out-of-memory error{} (first: {} requested, {} free of {})",
-                    m.oom_count,
-                    if m.oom_count == 1 { "" } else { "s" },
-                    mib(req),
-                    mib(free),
-                    mib(total)
-                ));
-            }
-            if m.free_calls > 0 {
-                parts.push(format!("{} cudaFree calls ({})", m.free_calls, secs(m.free_ns)));
-            }
-            if m.alloc_calls > 0 {
-                parts.push(format!("{} allocations ({})", m.alloc_calls, secs(m.alloc_ns)));
-            }
-            if m.offload_bytes_per_step > 0 {
-                parts.push(format!(
-                    "{} per step moved by {:.1} recurring same-size copies (offload)",
-                    mib(m.offload_bytes_per_step),
-                    m.offload_copies_per_step
-                ));
-            }
-            if m.peak_allocated > 0 && m.device_memory > 0 {
-                parts.push(format!("peak allocated {} of {}", mib(m.peak_allocated), mib(m.device_memory)));
-            }
-            (
-                parts.join("; "),
-                "make the model fit: gradient checkpointing, a smaller micro-batch with gradient accumulation, \
-                 8-bit optimizers or QLoRA; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against \
-                 fragmentation; never call torch.cuda.empty_cache() in the loop"
-                    .to_string(),
-            )
-        }
+        Cause::Memory => memory(i),
         Cause::Sync => {
             let apis = top_what(i, Cause::Sync, 2);
             let names: Vec<String> = apis.iter().map(|a| a.0.clone()).filter(|n| !n.is_empty()).collect();
@@ -204,23 +223,38 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                     "{who}: the host blocked on the GPU ({}) and the GPU idled until the next launch",
                     if names.is_empty() { sub.to_string() } else { names.join(", ") }
                 ),
-                "avoid .item(), .cpu() and print(tensor) every step: log every N steps, accumulate on the GPU, \
-                 use non_blocking copies"
+                "avoid .item(), .cpu() and print(tensor) every step: fetch results every N steps, keep them \
+                 on the GPU until then, use non_blocking copies"
                     .to_string(),
             )
         }
-        Cause::Transfer => (
+        Cause::Transfer if i.mem.pageable_copies > 0 => (
             format!(
                 "{who}: {} pageable host-to-device copies ({}) staged by the CPU",
                 i.mem.pageable_copies,
                 mib(i.mem.pageable_bytes)
             ),
-            "pin_memory=True in the DataLoader and .to(device, non_blocking=True)".to_string(),
+            if i.job.dataloader {
+                "pin_memory=True in the DataLoader and .to(device, non_blocking=True)".to_string()
+            } else {
+                "pin the host buffers (tensor.pin_memory()) and copy with .to(device, non_blocking=True)"
+                    .to_string()
+            },
+        ),
+        Cause::Transfer => (
+            format!("{who}: host-to-device copies that no GPU work overlapped"),
+            "copy the next inputs ahead, on a side stream with non_blocking=True, while the current step runs"
+                .to_string(),
         ),
         Cause::Launch if sub == "slow-call" => (
             format!("{who}: kernel-launch calls that took over 1 ms (lazy module loading, JIT compilation, or a full launch queue)"),
             "warm up before the measured steps (the first launch of each kernel loads its module); with \
              torch.compile, compile once outside the loop"
+                .to_string(),
+        ),
+        Cause::Launch if job.graphs() => (
+            format!("{who}: kernels shorter than their launch cost, launched back to back (graphs are in use)"),
+            "fuse the small ops outside the graphs (torch.compile), or put more work in each launch (larger batch)"
                 .to_string(),
         ),
         Cause::Launch => (
@@ -234,22 +268,118 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
     }
 }
 
-/// The precision finding's evidence and fix: the FP32/TF32 split, the top
-/// kernels, and the speed-ups assumed (`why32`, `why_tf`).
-pub fn precision(
-    i: &Inputs,
-    fp32: Ns,
-    tf32: Ns,
-    kernels: Ns,
-    why32: &str,
-    why_tf: &str,
-) -> (String, String) {
-    let get = |p: Precision| {
-        i.busy_by_precision
-            .iter()
-            .find(|x| x.0 == p)
-            .map_or(0, |x| x.1)
+/// The fix for host CPU time between launches, for this kind of job.
+fn cpu_fix(job: &JobContext) -> String {
+    let graphs = if job.graphs() {
+        "graphs are in use already: look for the Python work between graph launches"
+    } else {
+        "cut launch overhead with CUDA graphs or torch.compile(mode=\"reduce-overhead\")"
     };
+    match (job.serving_engine, job.mode) {
+        (Some(engine), _) => format!(
+            "{engine}: keep CUDA-graph capture on (no --enforce-eager / --disable-cuda-graph) and batch \
+             more requests per step; {graphs}"
+        ),
+        (None, Mode::Inference) => {
+            format!("{graphs}; run larger batches; avoid per-step Python loops over tensors")
+        }
+        (None, _) if job.dataloader => format!(
+            "move preprocessing into DataLoader workers; {graphs}; avoid per-step Python loops over tensors"
+        ),
+        (None, _) => format!(
+            "move preprocessing out of the loop (precompute it, or produce batches in another process); \
+             {graphs}; avoid per-step Python loops over tensors"
+        ),
+    }
+}
+
+/// Memory findings: model-fitting advice only with OOM or offload traffic;
+/// allocator churn gets allocator advice.
+fn memory(i: &Inputs) -> (String, String) {
+    let m = i.mem;
+    let (malloc, free) = alloc_api(i);
+    let mut parts = Vec::new();
+    if let Some((req, freeb, total)) = m.first_oom {
+        parts.push(format!(
+            "{} out-of-memory error{} (first: {} requested, {} free of {})",
+            m.oom_count,
+            if m.oom_count == 1 { "" } else { "s" },
+            mib(req),
+            mib(freeb),
+            mib(total)
+        ));
+    }
+    if m.free_calls > 0 {
+        parts.push(format!(
+            "{} {free} calls ({})",
+            m.free_calls,
+            secs(m.free_ns)
+        ));
+    }
+    if m.alloc_calls > 0 {
+        parts.push(format!(
+            "{} {malloc} calls ({})",
+            m.alloc_calls,
+            secs(m.alloc_ns)
+        ));
+    }
+    // Churn is measured per step: without steps (or with one) allocations may
+    // be start-up, and say nothing about the loop.
+    let steps = i.steps.steps.len();
+    let per_step = if steps >= 2 {
+        (m.alloc_calls + m.free_calls) as f64 / steps as f64
+    } else {
+        0.0
+    };
+    if m.alloc_calls + m.free_calls > 0 && steps >= 2 {
+        parts.push(format!("{per_step:.0} per step over {steps} steps"));
+    }
+    if m.offload_bytes_per_step > 0 {
+        parts.push(format!(
+            "{} per step moved by {:.1} recurring same-size copies (offload)",
+            mib(m.offload_bytes_per_step),
+            m.offload_copies_per_step
+        ));
+    }
+    if m.peak_allocated > 0 && m.device_memory > 0 {
+        parts.push(format!(
+            "peak allocated {} of {}",
+            mib(m.peak_allocated),
+            mib(m.device_memory)
+        ));
+    }
+    let fit = m.oom_count > 0 || m.offload_bytes_per_step > 0;
+    let fix = if fit && i.job.inference() {
+        "make the model fit: a smaller batch or context, weight quantization (8-bit/4-bit), or a \
+         paged KV cache; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation"
+            .to_string()
+    } else if fit {
+        "make the model fit: gradient checkpointing, a smaller micro-batch with gradient accumulation, \
+         8-bit optimizers or QLoRA; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against \
+         fragmentation; never call torch.cuda.empty_cache() in the loop"
+            .to_string()
+    } else if per_step >= CHURN_PER_STEP {
+        let env = if Arch::of(i.gpu).is_amd() {
+            "PYTORCH_NO_HIP_MEMORY_CACHING"
+        } else {
+            "PYTORCH_NO_CUDA_MEMORY_CACHING"
+        };
+        format!(
+            "{malloc}/{free} on every step means the caching allocator is bypassed: check that {env} \
+             is unset; a library that allocates a workspace per call (MIOpen or cuDNN convolutions, \
+             cuBLAS) should get it from PyTorch's allocator (e.g. a fixed workspace size), and never call \
+             torch.cuda.empty_cache() in the loop"
+        )
+    } else {
+        "move allocations out of the loop (preallocate buffers, reuse tensors), and never call \
+         torch.cuda.empty_cache() in the loop"
+            .to_string()
+    };
+    (parts.join("; "), fix)
+}
+
+/// The kernels with the most FP32/TF32 GEMM time, whole names, most first.
+fn top_gemm_kernels(i: &Inputs, n: usize) -> Vec<String> {
     let mut top: Vec<(u32, Ns)> = i
         .gemm_by_name
         .iter()
@@ -259,19 +389,41 @@ pub fn precision(
         .map(|(n, ns)| (n as u32, *ns))
         .collect();
     top.sort_by_key(|x| std::cmp::Reverse(x.1));
-    let names: Vec<&str> = top
-        .iter()
-        .take(2)
-        .map(|(n, _)| i.cx.tl.strings.get(*n))
-        .collect();
+    top.iter()
+        .take(n)
+        .map(|(id, _)| i.cx.tl.strings.get(*id).to_string())
+        .collect()
+}
+
+/// The precision finding's evidence, fix and the kernels it cites (whole
+/// names; the evidence shortens them): the FP32/TF32 split, the top kernels,
+/// and the speed-ups assumed (`why32`, `why_tf`).
+pub fn precision(
+    i: &Inputs,
+    fp32: Ns,
+    tf32: Ns,
+    kernels: Ns,
+    why32: &str,
+    why_tf: &str,
+) -> (String, String, Vec<String>) {
+    let get = |p: Precision| {
+        i.busy_by_precision
+            .iter()
+            .find(|x| x.0 == p)
+            .map_or(0, |x| x.1)
+    };
+    let top = top_gemm_kernels(i, 2);
+    let names: Vec<String> = top.iter().map(|n| short_name(n, 60)).collect();
     let bf16 = get(Precision::Bf16) + get(Precision::Fp16);
+    let arch = Arch::of(i.gpu);
     let evidence = format!(
-        "{:.0}% of kernel time in FP32 GEMM/conv and {:.0}% in TF32 ({}), {:.0}% in BF16/FP16 tensor cores; \
-         assumed: {}{}",
+        "{:.0}% of kernel time in FP32 GEMM/conv and {:.0}% in TF32 ({}), {:.0}% in BF16/FP16 tensor cores \
+         on {}; assumed: {}{}",
         100.0 * fp32 as f64 / kernels as f64,
         100.0 * tf32 as f64 / kernels as f64,
         names.join(", "),
         100.0 * bf16 as f64 / kernels as f64,
+        arch.name(),
         if fp32 > 0 { why32 } else { "" },
         if tf32 > 0 {
             format!("; {why_tf}")
@@ -279,8 +431,53 @@ pub fn precision(
             String::new()
         },
     );
-    (
-        evidence,
-        "torch.autocast(\"cuda\", dtype=torch.bfloat16) around the forward pass and loss".into(),
-    )
+    let from = if fp32 >= tf32 {
+        Precision::Fp32
+    } else {
+        Precision::Tf32
+    };
+    let fix = precision::fix(from, arch, i.job.inference())
+        .map(|f| f.fix)
+        .unwrap_or_else(|| "no faster matrix math on this GPU for these kernels".to_string());
+    (evidence, fix, top)
+}
+
+/// The FP8 option where GEMMs already run in BF16/FP16 on a GPU with FP8
+/// (Hopper, Blackwell, MI300): a finding of its own, with its own assumption.
+/// It has no replay: the saving is the GEMM time the assumed speed-up removes.
+pub fn fp8_option(i: &Inputs, wall: Ns, measured_step: Ns) -> Option<Finding> {
+    let get = |p: Precision| {
+        i.busy_by_precision
+            .iter()
+            .find(|x| x.0 == p)
+            .map_or(0, |x| x.1)
+    };
+    if get(Precision::Fp32) + get(Precision::Tf32) > 0 || get(Precision::Fp8) > 0 {
+        return None;
+    }
+    let half = get(Precision::Bf16) + get(Precision::Fp16);
+    let share = 100.0 * half as f64 / wall.max(1) as f64;
+    if share < 10.0 {
+        return None;
+    }
+    let arch = Arch::of(i.gpu);
+    let f = precision::fix(Precision::Bf16, arch, i.job.inference())?;
+    let saving = (half as f64 * (1.0 - 1.0 / f.speedup)) as Ns;
+    let after = measured_step - (measured_step as f64 * saving as f64 / wall.max(1) as f64) as Ns;
+    Some(Finding {
+        cause: "precision".into(),
+        sub_cause: "fp8".into(),
+        share_pct: (share * 100.0).round() / 100.0,
+        step_share_pct: (share * 100.0).round() / 100.0,
+        est_saving_ns: saving,
+        est_step_ns_after: after,
+        evidence: format!(
+            "{share:.0}% of the window in BF16/FP16 GEMM/conv on {}, which runs FP8 at twice the \
+             BF16 rate; assumed: {}",
+            arch.name(),
+            f.assumption
+        ),
+        fix: f.fix,
+        ..Finding::default()
+    })
 }

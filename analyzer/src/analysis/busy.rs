@@ -6,7 +6,7 @@ use std::collections::BinaryHeap;
 
 use rayon::prelude::*;
 
-use super::precision;
+use super::kernels;
 use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, StrId, Strings};
 
 /// Precision class per interned name, computed once.
@@ -17,7 +17,7 @@ impl PrecisionMap {
         PrecisionMap(
             strings
                 .iter()
-                .map(|(_, s)| precision::classify(s))
+                .map(|(_, s)| kernels::classify(s).bucket())
                 .collect(),
         )
     }

@@ -5,6 +5,7 @@
 use super::advice;
 use super::attribution::{Evidence, GpuAttribution};
 use super::context::Context;
+use super::job::JobContext;
 use super::memory::MemoryFacts;
 use super::precision::bf16_speedup;
 use super::types::{Cause, Finding, Steps};
@@ -27,6 +28,7 @@ pub struct Inputs<'a> {
     pub gemm_by_name: &'a [Ns],
     /// The replays of this GPU (None without a launching thread).
     pub replays: Option<&'a Replays>,
+    pub job: &'a JobContext,
 }
 
 pub fn build(i: &Inputs) -> Vec<Finding> {
@@ -94,8 +96,10 @@ pub fn build(i: &Inputs) -> Vec<Finding> {
             est_step_ns_after: after,
             evidence,
             fix,
+            kernels: Vec::new(),
         });
     }
+    out.extend(advice::fp8_option(i, wall, measured_step));
     if let Some(f) = precision_finding(
         i,
         wall,
@@ -143,7 +147,7 @@ fn precision_finding(
     if fp32 + tf32 == 0 || kernels == 0 {
         return None;
     }
-    let cc = i.gpu.cc;
+    let cc = i.gpu;
     let (s32, why32) = bf16_speedup(Precision::Fp32, cc);
     let (s_tf, why_tf) = bf16_speedup(Precision::Tf32, cc);
     let (mut saving, mut after) = estimate;
@@ -156,7 +160,7 @@ fn precision_finding(
     if share < MIN_SHARE_PCT {
         return None;
     }
-    let (evidence, fix) = advice::precision(i, fp32, tf32, kernels, &why32, &why_tf);
+    let (evidence, fix, kernels) = advice::precision(i, fp32, tf32, kernels, &why32, &why_tf);
     Some(Finding {
         cause: "precision".into(),
         sub_cause: if fp32 >= tf32 {
@@ -170,5 +174,6 @@ fn precision_finding(
         est_step_ns_after: after,
         evidence,
         fix,
+        kernels,
     })
 }

@@ -77,6 +77,10 @@ pub struct TemporalBreakdown {
     /// False where HTA's own sanity assertions would fail (e.g. one sub-µs
     /// kernel whose rounded end precedes its start).
     pub hta_assertions_hold: bool,
+    /// Why the figures are not HTA's where HTA cannot handle the trace; the
+    /// percentages are then 0 rather than out of [0, 100].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsupported: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -264,15 +268,36 @@ fn temporal(recs: &[Rec]) -> Option<TemporalBreakdown> {
         .collect::<Vec<_>>();
     let compute = merged(compute).map_or(0, |m| m.0);
     let non_compute = kernel - compute - idle;
+    let hold = idle <= kernel && compute <= kernel && non_compute >= 0;
+    let in_range = [idle, compute, non_compute]
+        .iter()
+        .all(|&x| kernel > 0 && (0..=kernel).contains(&x));
+    // HTA works in whole microseconds: GPU work shorter than that rounds to
+    // an empty or negative span, and its breakdown is meaningless there.
+    let unsupported = (!hold || !in_range).then(|| {
+        format!(
+            "HTA cannot break this window down: its {} GPU records span {kernel} µs after HTA's \
+             rounding to whole microseconds (start up, end down), so its figures would leave [0, 100]%",
+            gpu.len()
+        )
+    });
+    let share = |x: i64| {
+        if unsupported.is_some() {
+            0.0
+        } else {
+            round2(pct(x, kernel).clamp(0.0, 100.0))
+        }
+    };
     Some(TemporalBreakdown {
         idle_us: idle,
         compute_us: compute,
         non_compute_us: non_compute,
         kernel_us: kernel,
-        idle_pct: round2(pct(idle, kernel)),
-        compute_pct: round2(pct(compute, kernel)),
-        non_compute_pct: round2(pct(non_compute, kernel)),
-        hta_assertions_hold: idle <= kernel && compute <= kernel && non_compute >= 0,
+        idle_pct: share(idle),
+        compute_pct: share(compute),
+        non_compute_pct: share(non_compute),
+        hta_assertions_hold: hold,
+        unsupported,
     })
 }
 
@@ -306,9 +331,10 @@ fn idle(recs: &[Rec], launch_ts: &HashMap<u32, i64>) -> Vec<StreamIdle> {
                 kernel_wait_us: kernel,
                 other_us: other,
                 idle_us: total,
-                host_wait_pct: pct(host, total),
-                kernel_wait_pct: pct(kernel, total),
-                other_pct: pct(other, total),
+                // Sub-µs ops can round to negative gaps; a share stays in [0, 100].
+                host_wait_pct: pct(host, total).clamp(0.0, 100.0),
+                kernel_wait_pct: pct(kernel, total).clamp(0.0, 100.0),
+                other_pct: pct(other, total).clamp(0.0, 100.0),
             }
         })
         .collect();

@@ -4,6 +4,7 @@
 
 pub mod activity;
 pub mod advice;
+pub mod arch;
 pub mod attribution;
 pub mod busy;
 pub mod context;
@@ -12,6 +13,8 @@ mod equivalence;
 pub mod findings;
 pub mod hta;
 pub mod intervals;
+pub mod job;
+pub mod kernels;
 pub mod memory;
 pub mod precision;
 pub mod ranks;
@@ -42,7 +45,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     };
     // The correlation index and the steps, next to the lookups that need
     // neither.
-    let ((corr, steps), lookups) = rayon::join(
+    let ((corr, steps), (lookups, job)) = rayon::join(
         || {
             let corr = crate::model::CorrIndex::build(tl);
             lap("corr");
@@ -50,7 +53,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             lap("steps");
             (corr, steps)
         },
-        || context::Lookups::build(tl),
+        || rayon::join(|| context::Lookups::build(tl), || job::detect(tl)),
     );
     let window = analysis_window(tl, &steps);
     let mut cx = context::Context::from_parts(tl, window, corr, lookups);
@@ -159,6 +162,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             busy_by_precision: by_prec,
             gemm_by_name,
             replays: replays.as_ref(),
+            job: &job,
         }),
         None => Vec::new(),
     };
@@ -168,6 +172,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         steps,
         devices,
         findings,
+        job,
     }
 }
 

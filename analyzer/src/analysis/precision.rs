@@ -1,107 +1,127 @@
-//! Numeric class of a kernel from its name, and the speed-up a move to BF16
-//! tensor cores would bring.
+//! The precision fix for each architecture, and the speed-up each one is
+//! assumed to bring (the precision what-if divides GEMM time by it). Which
+//! kernels are FP32, TF32 or BF16 is `kernels`' business; this module says
+//! what to move them to on this GPU.
 //!
-//! Names follow the libraries' conventions: cuBLAS/CUTLASS kernels carry their
-//! input types (`sgemm`, `gemm_fp16`, `bf16bf16_bf16f32`, `tf32`, `e4m3`,
-//! `i8816`...), cuDNN convolutions carry theirs (`xmma_fprop_..._f16f16`), and
-//! SIMT FP32 GEMMs are `sgemm`/`_sgemm_`/`gemmSN`. Anything that is not a GEMM
-//! or convolution is `NonGemm`; NCCL/RCCL collectives are `Comm`.
+//! Dense peak ratios from the vendors' datasheets, discounted because real
+//! GEMMs reach a smaller share of the tensor-core peak:
+//! - V100: FP32 15.7, FP16 tensor 125 TFLOP/s (8x). No BF16 before Ampere.
+//! - A100: FP32 19.5, TF32 156, BF16 312 (8x, 16x); H100 SXM: FP32 67, TF32 495, BF16 990.
+//! - MI250X: FP32 matrix 95.7, BF16 383 (4x); MI300X: FP32 matrix 163, BF16 1307 (8x).
+//! - FP8 doubles BF16's peak on Hopper, Blackwell and MI300.
 
-use crate::model::Precision;
+use super::arch::Arch;
+use crate::model::{Gpu, Precision};
 
-/// Classifies a kernel name.
-pub fn classify(name: &str) -> Precision {
-    let n = name.to_ascii_lowercase();
-    if n.contains("nccl") || n.contains("rccl") {
-        return Precision::Comm;
-    }
-    let gemm_like = [
-        "gemm", "xmma", "cutlass", "conv", "fprop", "dgrad", "wgrad", "hmma", "imma", "wgmma",
-        "matmul", "mma_",
-    ]
-    .iter()
-    .any(|k| n.contains(k))
-        || n.starts_with("sm80_")
-        || n.starts_with("sm90_")
-        || n.starts_with("sm100_");
-    if !gemm_like {
-        return Precision::NonGemm;
-    }
-    if n.contains("e4m3") || n.contains("e5m2") || n.contains("fp8") {
-        return Precision::Fp8;
-    }
-    if n.contains("int8")
-        || n.contains("i8816")
-        || n.contains("imma")
-        || n.contains("s8s8")
-        || n.contains("i8i8")
-    {
-        return Precision::Int8;
-    }
-    if n.contains("bf16") {
-        return Precision::Bf16;
-    }
-    if n.contains("tf32") {
-        return Precision::Tf32;
-    }
-    if n.contains("fp16")
-        || n.contains("f16")
-        || n.contains("h884")
-        || n.contains("h1688")
-        || n.contains("h16816")
-        || n.contains("hgemm")
-        || n.contains("hmma")
-        || n.contains("half")
-    {
-        return Precision::Fp16;
-    }
-    if n.contains("sgemm")
-        || n.contains("fp32")
-        || n.contains("f32f32")
-        || n.contains("s1688")
-        || n.contains("gemmsn")
-        || n.contains("scudnn")
-        || n.contains("float")
-    {
-        return Precision::Fp32;
-    }
-    // A GEMM/conv with no type in its name: the CUDA default is FP32 SIMT.
-    Precision::Fp32
+/// The advised move for one class of GEMM time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrecisionFix {
+    /// GEMM time divides by this.
+    pub speedup: f64,
+    /// What the what-if assumed, for the finding's `assumption`.
+    pub assumption: String,
+    pub fix: String,
 }
 
-/// The speed-up assumed for moving `from` GEMM/conv time to BF16 tensor cores
-/// on a GPU of compute capability `cc`, with a sentence saying why.
-pub fn bf16_speedup(from: Precision, cc: (u32, u32)) -> (f64, String) {
-    // Dense peak ratios from the vendors' datasheets (A100: FP32 19.5, TF32 156,
-    // BF16 312 TFLOP/s; H100 SXM: FP32 67, TF32 495, BF16 990), discounted
-    // because real GEMMs reach a smaller share of the tensor-core peak.
-    let arch = match cc.0 {
-        0 => "an unknown GPU",
-        7 => "Volta/Turing",
-        8 => "Ampere/Ada",
-        9 => "Hopper",
-        _ => "Blackwell or newer",
+/// The advised fix for `from` GEMM/conv time on `arch`; None where there is
+/// nothing to move to (already reduced precision, or no faster math).
+pub fn fix(from: Precision, arch: Arch, inference: bool) -> Option<PrecisionFix> {
+    let an = arch.name();
+    let fp16 = |speedup: f64, peak: &str| PrecisionFix {
+        speedup,
+        assumption: format!(
+            "FP32 -> FP16 tensor cores ~{speedup}x on {an} ({peak}; no BF16 before Ampere)"
+        ),
+        fix: if inference {
+            "run the model in FP16: model.half(), or torch.autocast(\"cuda\", dtype=torch.float16) \
+             around inference (BF16 needs Ampere or newer)"
+                .into()
+        } else {
+            "mixed precision in FP16: torch.autocast(\"cuda\", dtype=torch.float16) around the \
+             forward pass and loss, with torch.cuda.amp.GradScaler for the backward pass (BF16 \
+             needs Ampere or newer)"
+                .into()
+        },
     };
-    match (from, cc.0) {
-        (Precision::Fp32, 7) => (
-            2.5,
-            format!("FP32 -> FP16 tensor cores ~2.5x on {arch} (no BF16 before Ampere)"),
-        ),
-        (Precision::Fp32, 0) => (
-            4.0,
-            format!("FP32 -> BF16 tensor cores ~4x assumed on {arch}"),
-        ),
-        (Precision::Fp32, _) => (
-            6.0,
-            format!("FP32 SIMT -> BF16 tensor cores ~6x on {arch} (peak ratio ~15x, discounted)"),
-        ),
-        (Precision::Tf32, 7) | (Precision::Tf32, 0) => {
-            (1.6, format!("TF32 -> BF16 ~1.6x assumed on {arch}"))
+    let bf16_fix = if inference {
+        "run the model in BF16: torch.autocast(\"cuda\", dtype=torch.bfloat16) around inference, \
+         or model.to(torch.bfloat16)"
+    } else {
+        "torch.autocast(\"cuda\", dtype=torch.bfloat16) around the forward pass and loss (no \
+         GradScaler needed with BF16)"
+    };
+    let p = match (from, arch) {
+        (Precision::Fp32, Arch::Volta | Arch::Turing) => fp16(2.5, "peak ratio 8x, discounted"),
+        (Precision::Fp32, Arch::Cdna1) => fp16(2.5, "peak ratio ~8x, discounted"),
+        (Precision::Fp32, Arch::Pascal) => fp16(1.5, "no tensor cores; GP100 runs FP16 at 2x"),
+        (Precision::Fp32, Arch::PrePascal) => return None,
+        (Precision::Fp32, Arch::Ampere | Arch::Ada | Arch::Hopper | Arch::Blackwell) => {
+            PrecisionFix {
+                speedup: 3.0,
+                assumption: format!(
+                    "FP32 SIMT -> TF32 tensor cores ~3x on {an} (peak ratio ~8x, discounted); \
+                     BF16 would add ~1.8x"
+                ),
+                fix: format!(
+                    "smallest step: torch.set_float32_matmul_precision(\"high\") (TF32 tensor \
+                     cores for FP32 matmuls, one line); then {bf16_fix}"
+                ),
+            }
         }
-        (Precision::Tf32, _) => (
-            1.8,
-            format!("TF32 -> BF16 ~1.8x on {arch} (peak ratio 2x, discounted)"),
-        ),
+        (Precision::Fp32, Arch::Cdna2 | Arch::Cdna3 | Arch::Cdna4) => {
+            let s = if arch == Arch::Cdna2 { 3.0 } else { 4.0 };
+            PrecisionFix {
+                speedup: s,
+                assumption: format!(
+                    "FP32 matrix cores -> BF16 ~{s}x on {an} (peak ratio {}x, discounted)",
+                    if arch == Arch::Cdna2 { 4 } else { 8 }
+                ),
+                fix: bf16_fix.to_string(),
+            }
+        }
+        (Precision::Fp32, Arch::Unknown) => PrecisionFix {
+            speedup: 2.0,
+            assumption: "FP32 -> reduced-precision tensor cores ~2x assumed on an unknown GPU \
+                         (the trace does not name it)"
+                .into(),
+            fix: format!(
+                "{bf16_fix} on Ampere/CDNA2 or newer; FP16 autocast with a GradScaler on older GPUs"
+            ),
+        },
+        (Precision::Tf32, a) if a.has_bf16() => PrecisionFix {
+            speedup: 1.8,
+            assumption: format!("TF32 -> BF16 ~1.8x on {an} (peak ratio 2x, discounted)"),
+            fix: bf16_fix.to_string(),
+        },
+        (Precision::Tf32, _) => PrecisionFix {
+            speedup: 1.6,
+            assumption: format!("TF32 -> 16-bit ~1.6x assumed on {an}"),
+            fix: bf16_fix.to_string(),
+        },
+        (
+            Precision::Bf16 | Precision::Fp16,
+            Arch::Hopper | Arch::Blackwell | Arch::Cdna3 | Arch::Cdna4,
+        ) => PrecisionFix {
+            speedup: 1.3,
+            assumption: format!(
+                "BF16/FP16 -> FP8 ~1.3x on the GEMMs on {an} (peak ratio 2x, discounted for \
+                     scaling casts and the layers FP8 does not cover)"
+            ),
+            fix: "optional: FP8 GEMMs with Transformer Engine (te.Linear layers under \
+                      te.fp8_autocast); validate accuracy against a BF16 run first"
+                .into(),
+        },
+        _ => return None,
+    };
+    Some(p)
+}
+
+/// The speed-up assumed for `from` GEMM/conv time on `gpu` once the advised
+/// fix is applied, with a sentence saying why (1.0 when nothing is advised).
+/// Training is assumed; the assumption does not depend on it.
+pub fn bf16_speedup(from: Precision, gpu: &Gpu) -> (f64, String) {
+    match fix(from, Arch::of(gpu), false) {
+        Some(f) if matches!(from, Precision::Fp32 | Precision::Tf32) => (f.speedup, f.assumption),
         _ => (1.0, "already reduced precision".to_string()),
     }
 }
@@ -111,56 +131,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn classifies_real_kernel_names() {
-        let cases = [
-            ("ampere_sgemm_128x64_nn", Precision::Fp32),
-            ("volta_sgemm_128x32_tn", Precision::Fp32),
-            (
-                "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
-                Precision::Bf16,
-            ),
-            (
-                "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn",
-                Precision::Fp16,
-            ),
-            (
-                "sm80_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_stage4",
-                Precision::Tf32,
-            ),
-            (
-                "void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_nn_align8>(Params)",
-                Precision::Bf16,
-            ),
-            ("sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32", Precision::Fp8),
-            (
-                "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
-                Precision::NonGemm,
-            ),
-            (
-                "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
-                Precision::Comm,
-            ),
-            ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", Precision::Comm),
-            (
-                "void cudnn::detail::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, true>",
-                Precision::Fp32,
-            ),
-            (
-                "sm80_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nhwc",
-                Precision::Fp16,
-            ),
-            ("Memcpy HtoD (Pageable -> Device)", Precision::NonGemm),
-        ];
-        for (name, want) in cases {
-            assert_eq!(classify(name), want, "{name}");
-        }
+    fn each_architecture_has_its_fix() {
+        let v = fix(Precision::Fp32, Arch::Volta, false).unwrap();
+        assert!(v.fix.contains("float16") && v.fix.contains("GradScaler"));
+        assert!(!v.fix.contains("torch.bfloat16") && !v.assumption.contains("BF16 tensor"));
+        let a = fix(Precision::Fp32, Arch::Ampere, false).unwrap();
+        assert!(a.fix.contains("set_float32_matmul_precision(\"high\")"));
+        let m = fix(Precision::Fp32, Arch::Cdna3, false).unwrap();
+        assert!(m.fix.contains("bfloat16") && m.assumption.contains("CDNA3"));
+        assert!(!m.assumption.contains("Hopper"));
+        let t = fix(Precision::Tf32, Arch::Ampere, false).unwrap();
+        assert!(t.speedup < a.speedup * 1.8);
+        let f8 = fix(Precision::Bf16, Arch::Hopper, false).unwrap();
+        assert!(f8.fix.contains("Transformer Engine") && f8.assumption.contains("FP8"));
+        assert!(fix(Precision::Bf16, Arch::Ampere, false).is_none());
+        let inf = fix(Precision::Fp32, Arch::Volta, true).unwrap();
+        assert!(!inf.fix.contains("GradScaler"));
     }
 
     #[test]
     fn speedups_state_their_assumption() {
-        let (f, why) = bf16_speedup(Precision::Fp32, (9, 0));
+        let h100 = Gpu {
+            name: "NVIDIA H100".into(),
+            cc: (9, 0),
+            ..Gpu::default()
+        };
+        let (f, why) = bf16_speedup(Precision::Fp32, &h100);
         assert!(f > 1.0 && why.contains("Hopper"));
-        assert_eq!(bf16_speedup(Precision::Bf16, (9, 0)).0, 1.0);
-        assert!(bf16_speedup(Precision::Tf32, (8, 0)).0 < f);
+        assert_eq!(bf16_speedup(Precision::Bf16, &h100).0, 1.0);
+        let mi300 = Gpu {
+            name: "AMD Instinct MI300X".into(),
+            cc: (9, 4),
+            ..Gpu::default()
+        };
+        assert!(bf16_speedup(Precision::Fp32, &mi300).1.contains("CDNA3"));
     }
 }

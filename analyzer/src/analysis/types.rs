@@ -140,7 +140,7 @@ pub struct DeviceDiagnosis {
 }
 
 /// One ranked finding: a cause, its evidence, a fix, and what fixing it is worth.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Finding {
     /// A cause name, or "precision".
     pub cause: String,
@@ -155,6 +155,8 @@ pub struct Finding {
     pub est_step_ns_after: Ns,
     pub evidence: String,
     pub fix: String,
+    /// Kernel names the evidence cites, whole (the evidence shortens them).
+    pub kernels: Vec<String>,
 }
 
 /// Everything the analyses concluded about one timeline.
@@ -166,4 +168,6 @@ pub struct Diagnosis {
     pub devices: Vec<DeviceDiagnosis>,
     /// Ranked by est_saving_ns, largest first.
     pub findings: Vec<Finding>,
+    /// Training or inference, engines, graphs, DataLoader (advice reads it).
+    pub job: super::job::JobContext,
 }

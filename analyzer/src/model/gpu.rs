@@ -362,6 +362,8 @@ pub struct Gpu {
     pub sm_count: u32,
     /// Compute capability (major, minor); (0, 0) when unknown.
     pub cc: (u32, u32),
+    /// AMD gfx target (`gcnArchName`, e.g. "gfx942:sramecc+:xnack-"); empty when not given.
+    pub arch_name: String,
     pub streams: Vec<Stream>,
     pub launch_configs: Vec<LaunchConfig>,
     /// Sorted by start.

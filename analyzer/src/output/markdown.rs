@@ -11,6 +11,9 @@ fn cell(s: &str) -> String {
 }
 
 pub fn render(r: &Report) -> String {
+    // Control characters from the trace would reach a terminal that shows
+    // the file (`cat`, CI logs): escape them as the text report does.
+    let r = &super::text::terminal_safe(r);
     let mut o = String::new();
     let _ = writeln!(o, "## stallscope: {}\n", cell(&r.name));
     let _ = writeln!(
@@ -57,7 +60,7 @@ pub fn render(r: &Report) -> String {
                 o,
                 "| {} {} | {:.0}% | {:.0}% | {} |",
                 d.id,
-                cell(&d.name),
+                cell(&super::text::device_label(d)),
                 100.0 - idle,
                 idle,
                 top.join(", ")

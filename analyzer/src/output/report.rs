@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::analysis::arch::Arch;
+use crate::analysis::job::JobContext;
 use crate::analysis::{Cause, Diagnosis, StepSource};
 use crate::model::{GpuCapture, NoteLevel, Precision, Timeline};
 
@@ -22,6 +24,8 @@ pub struct Report {
     pub devices: Vec<DeviceReport>,
     pub findings: Vec<FindingReport>,
     pub notes: Vec<String>,
+    /// Training or inference, serving engine, graphs, DataLoader.
+    pub job: JobContext,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hta_compat: Option<serde_json::Value>,
 }
@@ -53,6 +57,8 @@ pub struct StepSummary {
 pub struct DeviceReport {
     pub id: String,
     pub name: String,
+    /// "NVIDIA Ampere", "AMD CDNA3", ... ("an unknown GPU" without device properties).
+    pub arch: &'static str,
     pub busy_ns: i64,
     pub idle_ns: i64,
     pub idle_by_cause_ns: serde_json::Map<String, serde_json::Value>,
@@ -68,6 +74,9 @@ pub struct FindingReport {
     pub est_step_ns_after: i64,
     pub evidence: String,
     pub fix: String,
+    /// Whole names of the kernels the evidence cites (shortened there).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<String>,
 }
 
 impl Report {
@@ -128,6 +137,7 @@ impl Report {
                 DeviceReport {
                     id: dd.gpu.to_string(),
                     name: g.map(|g| g.name.clone()).unwrap_or_default(),
+                    arch: g.map_or(Arch::Unknown, Arch::of).name(),
                     busy_ns: dd.busy_ns,
                     idle_ns: dd.idle_ns,
                     idle_by_cause_ns: idle,
@@ -179,6 +189,7 @@ impl Report {
                     est_step_ns_after: f.est_step_ns_after,
                     evidence: f.evidence.clone(),
                     fix: f.fix.clone(),
+                    kernels: f.kernels.clone(),
                 })
                 .collect(),
             notes: tl
@@ -189,6 +200,7 @@ impl Report {
                     NoteLevel::Info => n.text.clone(),
                 })
                 .collect(),
+            job: d.job.clone(),
             hta_compat: None,
         }
     }

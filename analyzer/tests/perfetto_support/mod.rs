@@ -318,6 +318,7 @@ pub fn native() -> (Timeline, Diagnosis) {
             busy_by_precision: vec![],
         }],
         findings: vec![],
+        job: Default::default(),
     };
     (tl, diag)
 }
@@ -429,6 +430,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
             },
         ],
         findings: vec![],
+        job: Default::default(),
     };
     (tl, diag)
 }
@@ -509,6 +511,7 @@ pub fn small() -> (Timeline, Diagnosis) {
             busy_by_precision: vec![],
         }],
         findings: vec![],
+        job: Default::default(),
     };
     (tl, diag)
 }

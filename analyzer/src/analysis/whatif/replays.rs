@@ -110,7 +110,7 @@ pub fn precision_speedups(gpu: &Gpu, busy_by_precision: &[(Precision, Ns)]) -> O
         return None;
     }
     Some((
-        bf16_speedup(Precision::Fp32, gpu.cc).0,
-        bf16_speedup(Precision::Tf32, gpu.cc).0,
+        bf16_speedup(Precision::Fp32, gpu).0,
+        bf16_speedup(Precision::Tf32, gpu).0,
     ))
 }

@@ -413,6 +413,7 @@ impl Builder {
                 g.memory_bytes = d.memory_bytes;
                 g.sm_count = d.sm_count;
                 g.cc = d.cc;
+                g.arch_name = d.arch_name.clone();
             }
         }
         self.tl.realtime_offset_ns = meta.base_time_ns.or_else(|| {

@@ -12,6 +12,8 @@ pub struct DeviceProps {
     pub memory_bytes: u64,
     pub sm_count: u32,
     pub cc: (u32, u32),
+    /// `gcnArchName` (ROCm), when the trace has it.
+    pub arch_name: String,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -52,6 +54,11 @@ impl Meta {
                         small(d, "computeMajor").unwrap_or(0),
                         small(d, "computeMinor").unwrap_or(0),
                     ),
+                    arch_name: d
+                        .get("gcnArchName")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
                 })
             })
             .collect();

@@ -293,6 +293,7 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
             memory_bytes: g.memory_bytes,
             sm_count: g.sm_count,
             cc: g.cc,
+            arch_name: String::new(),
             streams: g
                 .streams
                 .into_iter()

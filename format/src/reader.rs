@@ -89,6 +89,11 @@ impl TraceFile {
         let file = std::fs::File::open(&path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         if len < HEADER_SIZE as u64 {
+            // Junk says so, whatever its length.
+            let mut magic = [0u8; 8];
+            if std::io::Read::read_exact(&mut &file, &mut magic).is_ok() && magic != MAGIC {
+                return Err(FormatError::at(0, FormatErrorKind::BadMagic).in_file(&path));
+            }
             return Err(FormatError::at(
                 0,
                 FormatErrorKind::Truncated {

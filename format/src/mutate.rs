@@ -22,7 +22,7 @@ impl Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn word(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -34,7 +34,7 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            (self.next() % n as u64) as usize
+            (self.word() % n as u64) as usize
         }
     }
 
@@ -170,7 +170,7 @@ fn interesting(rng: &mut Rng, width: usize, old: u64) -> u64 {
         6 => old.wrapping_add(k + 1),
         7 => old.wrapping_sub(k + 1),
         8 => old ^ (1 << rng.below(width * 8)),
-        _ => rng.next(),
+        _ => rng.word(),
     };
     v & max
 }
@@ -213,7 +213,7 @@ pub fn mutate(seed: &mut Seed, rng: &mut Rng) -> Undo {
                 for _ in 0..1 + rng.below(8) {
                     let at = rng.below(near);
                     save(seed, &mut u, at, 1);
-                    seed.bytes[at] = rng.next() as u8;
+                    seed.bytes[at] = rng.word() as u8;
                 }
             }
             // Copy 8 bytes from one place to another (a valid value elsewhere).
@@ -239,7 +239,7 @@ pub fn mutate(seed: &mut Seed, rng: &mut Rng) -> Undo {
                 let n = rng.below(9000);
                 let zero = rng.chance(2);
                 u.tail = (0..n)
-                    .map(|_| if zero { 0 } else { rng.next() as u8 })
+                    .map(|_| if zero { 0 } else { rng.word() as u8 })
                     .collect();
             }
         }

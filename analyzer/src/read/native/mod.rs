@@ -205,3 +205,54 @@ fn merge_gpu(into: &mut crate::model::Gpu, g: crate::model::Gpu) {
     into.memory.extend(g.memory);
     into.dropped_records += g.dropped_records;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A checked-in recording plus a 0-byte and a junk file.
+    fn recording_with_junk() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/item-sync");
+        for f in trace_files(&src).expect("traces/item-sync") {
+            std::fs::copy(&f, dir.path().join(f.file_name().expect("a name"))).expect("copy");
+        }
+        std::fs::write(dir.path().join("1.sst"), b"").expect("write");
+        std::fs::write(dir.path().join("2.sst"), vec![0x5a; 30_000]).expect("write");
+        dir
+    }
+
+    #[test]
+    fn unreadable_files_are_skipped_with_a_warning_unless_strict() {
+        let dir = recording_with_junk();
+        let tl = read_recording(dir.path()).expect("the readable file is read");
+        assert_eq!(tl.processes.len(), 1);
+        let skipped: Vec<&str> = tl
+            .notes
+            .iter()
+            .map(|n| n.text.as_str())
+            .filter(|t| t.starts_with("skipped an unreadable trace file"))
+            .collect();
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+        assert!(skipped[0].contains("1.sst") && skipped[1].contains("2.sst"));
+
+        let err = read_recording_with(dir.path(), ReadOptions { strict: true })
+            .expect_err("--strict refuses the junk");
+        assert!(matches!(err, NativeError::Strict(_)), "{err}");
+        assert!(err.to_string().contains("1.sst"), "{err}");
+    }
+
+    #[test]
+    fn nothing_readable_is_an_error_and_a_single_file_must_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("1.sst"), b"").expect("write");
+        std::fs::write(dir.path().join("2.sst"), vec![0; 20_000]).expect("write");
+        let err = read_recording(dir.path()).expect_err("nothing to read");
+        assert!(
+            matches!(err, NativeError::NoneReadable { count: 2, .. }),
+            "{err}"
+        );
+        let err = read_recording(&dir.path().join("2.sst")).expect_err("junk");
+        assert!(matches!(err, NativeError::Format(_)), "{err}");
+    }
+}

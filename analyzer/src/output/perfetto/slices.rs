@@ -9,7 +9,7 @@
 //! never nest: an op that overlaps another on its stream also goes to a lane.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::io;
 
 use super::tracks::Layout;
@@ -96,27 +96,38 @@ struct Lane {
 /// Lanes and their open slices, indexed so that an event costs O(log n)
 /// whatever the number of lanes: ops that start together on one stream each
 /// need a lane, and scanning the lanes per event was quadratic (issue 14: 40k
-/// kernels with one timestamp took 10-14 s). Only the nesting lookup of host
-/// spans still walks, from the latest-started lane down to the first fit.
+/// kernels with one timestamp took 10-14 s). The nesting lookup of host spans
+/// scans while there are few lanes (the usual case, and the cheapest); past
+/// `SCAN_LANES` it walks an index from the latest-started lane down to the
+/// first fit.
 struct Lanes {
     lanes: Vec<Lane>,
     /// (end, lane) of every open slice. Within a lane, slices nest, so the
     /// smallest entry of a lane is its innermost slice's.
     ends: BinaryHeap<Reverse<(i64, usize)>>,
-    /// Lanes with no open slice.
-    idle: BTreeSet<usize>,
-    /// Innermost open slice of each busy lane, by (start, Reverse(lane)) ->
-    /// end: the nesting lookup walks it from the latest start down.
-    tops: BTreeMap<(i64, Reverse<usize>), i64>,
+    /// Lanes that were idle when pushed; an entry whose lane has become busy
+    /// again is dropped when it reaches the top. `queued` keeps one entry per
+    /// lane.
+    idle: BinaryHeap<Reverse<usize>>,
+    queued: Vec<bool>,
+    /// With nesting and many lanes: the innermost open slice of each busy
+    /// lane, by (start, Reverse(lane)) -> end.
+    tops: Option<BTreeMap<(i64, Reverse<usize>), i64>>,
+    nest: bool,
 }
 
+/// Up to this many lanes, the nesting lookup scans them.
+const SCAN_LANES: usize = 8;
+
 impl Lanes {
-    fn new(uuid: u64) -> Lanes {
+    fn new(uuid: u64, nest: bool) -> Lanes {
         Lanes {
             lanes: vec![Lane { uuid, open: vec![] }],
             ends: BinaryHeap::new(),
-            idle: BTreeSet::from([0]),
-            tops: BTreeMap::new(),
+            idle: BinaryHeap::from([Reverse(0)]),
+            queued: vec![true],
+            tops: None,
+            nest,
         }
     }
 
@@ -126,14 +137,14 @@ impl Lanes {
     }
 
     fn set_top(&mut self, li: usize) {
-        if let Some(&(s, e)) = self.lanes[li].open.last() {
-            self.tops.insert((s, Reverse(li)), e);
+        if let (Some(t), Some(&(s, e))) = (&mut self.tops, self.lanes[li].open.last()) {
+            t.insert((s, Reverse(li)), e);
         }
     }
 
     fn clear_top(&mut self, li: usize) {
-        if let Some(&(s, _)) = self.lanes[li].open.last() {
-            self.tops.remove(&(s, Reverse(li)));
+        if let (Some(t), Some(&(s, _))) = (&mut self.tops, self.lanes[li].open.last()) {
+            t.remove(&(s, Reverse(li)));
         }
     }
 
@@ -143,7 +154,10 @@ impl Lanes {
         self.clear_top(li);
         self.lanes[li].open.pop();
         if self.lanes[li].open.is_empty() {
-            self.idle.insert(li);
+            if !self.queued[li] {
+                self.queued[li] = true;
+                self.idle.push(Reverse(li));
+            }
         } else {
             self.set_top(li);
         }
@@ -152,7 +166,6 @@ impl Lanes {
 
     fn push(&mut self, li: usize, s: i64, e: i64) {
         self.clear_top(li);
-        self.idle.remove(&li);
         self.lanes[li].open.push((s, e));
         self.set_top(li);
         self.ends.push(Reverse((e, li)));
@@ -160,28 +173,57 @@ impl Lanes {
 
     /// Innermost open slice that contains [s, e] (when nesting is allowed),
     /// else the first idle lane; None when a new lane is needed.
-    fn choose(&self, nest: bool, s: i64, e: i64) -> Option<usize> {
-        nest.then(|| self.containing(s, e))
-            .flatten()
-            .or_else(|| self.idle.first().copied())
+    fn choose(&mut self, nest: bool, s: i64, e: i64) -> Option<usize> {
+        if nest && let Some(li) = self.containing(s, e) {
+            return Some(li);
+        }
+        while let Some(&Reverse(li)) = self.idle.peek() {
+            if self.lanes[li].open.is_empty() {
+                return Some(li);
+            }
+            self.idle.pop();
+            self.queued[li] = false;
+        }
+        None
     }
 
     /// Makes an idle lane (the caller has written its descriptor).
     fn add(&mut self, uuid: u64) -> usize {
+        let li = self.lanes.len();
         self.lanes.push(Lane { uuid, open: vec![] });
-        self.idle.insert(self.lanes.len() - 1);
-        self.lanes.len() - 1
+        self.queued.push(true);
+        self.idle.push(Reverse(li));
+        if self.nest && self.tops.is_none() && self.lanes.len() > SCAN_LANES {
+            let mut t = BTreeMap::new();
+            for (li, l) in self.lanes.iter().enumerate() {
+                if let Some(&(s, e)) = l.open.last() {
+                    t.insert((s, Reverse(li)), e);
+                }
+            }
+            self.tops = Some(t);
+        }
+        li
     }
 
     /// The lane whose innermost slice contains [s, e] and started last (the
     /// lowest such lane on a tie). Every open slice started at or before `s`
     /// (begins come in start order), so the walk stops at the first fit.
     fn containing(&self, s: i64, e: i64) -> Option<usize> {
-        self.tops
-            .range(..=(s, Reverse(0)))
-            .rev()
-            .find(|&(_, &pe)| e <= pe)
-            .map(|(&(_, Reverse(li)), _)| li)
+        match &self.tops {
+            Some(t) => t
+                .range(..=(s, Reverse(0)))
+                .rev()
+                .find(|&(_, &pe)| e <= pe)
+                .map(|(&(_, Reverse(li)), _)| li),
+            None => self
+                .lanes
+                .iter()
+                .enumerate()
+                .filter_map(|(li, l)| l.open.last().map(|&(ps, pe)| (ps, pe, li)))
+                .filter(|&(ps, pe, _)| ps <= s && e <= pe)
+                .max_by_key(|&(ps, _, li)| (ps, Reverse(li)))
+                .map(|(_, _, li)| li),
+        }
     }
 }
 
@@ -218,7 +260,7 @@ impl SliceSrc {
             nest,
             base: uuid,
             label,
-            lanes: Lanes::new(uuid),
+            lanes: Lanes::new(uuid, nest),
         }
     }
 
@@ -325,7 +367,7 @@ mod tests {
         } else {
             items.sort();
         }
-        let mut fast = Lanes::new(0);
+        let mut fast = Lanes::new(0, nest);
         let mut scan = Scan(vec![vec![]]);
         let mut next = 0;
         loop {

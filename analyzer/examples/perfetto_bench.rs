@@ -5,6 +5,10 @@
 //!     cargo run --release -p stallscope-analyzer --example perfetto_bench -- \
 //!         [--events 2000000] [--out FILE.pftrace]
 //!
+//! `--equal-ts N` writes N kernels on one stream that all start and end
+//! together instead (each needs an overlap lane; issue 14 found this
+//! quadratic: 40k took 10.4 s, 200k did not finish in 120 s).
+//!
 //! Reports bytes per event and write throughput (events/s, MB/s) for both.
 //! With `--kineto TRACE.json[.gz]` it uses that PyTorch-profiler trace (read by
 //! the Kineto reader, without a diagnosis) instead of the synthetic timeline.
@@ -320,6 +324,24 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
     (tl, diag)
 }
 
+/// `n` kernels on one stream, all over the same [1 ms, 2 ms].
+fn equal_timestamps(n: u32) -> Timeline {
+    let mut tl = Timeline::new(Source::Native, "equal-ts");
+    let name = tl.strings.intern("void gemm_kernel<128>(float*)");
+    tl.gpus.push(Gpu {
+        id: 0,
+        streams: vec![Stream {
+            id: 7,
+            ops: (0..n)
+                .map(|i| kernel(MS, 2 * MS, name, i, u32::MAX, Precision::Fp32))
+                .collect(),
+        }],
+        ..Gpu::default()
+    });
+    tl.finalize();
+    tl
+}
+
 fn empty_diagnosis() -> Diagnosis {
     Diagnosis {
         window: (0, 0),
@@ -560,6 +582,12 @@ fn main() -> io::Result<()> {
         .unwrap_or(2_000_000);
     let t = Instant::now();
     let (tl, diag) = match arg("--kineto") {
+        None if arg("--equal-ts").is_some() => {
+            let n = arg("--equal-ts")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(200_000);
+            (equal_timestamps(n), empty_diagnosis())
+        }
         Some(path) => {
             let tl = stallscope_analyzer::read::kineto::read_file(path.as_ref())
                 .map_err(io::Error::other)?;

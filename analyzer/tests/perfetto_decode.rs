@@ -208,3 +208,29 @@ fn small_trace_dump_matches_golden() {
         golden.display()
     );
 }
+
+/// Issue 14: kernels that share one timestamp on one stream each get an
+/// overlap lane, and every lane's BEGINs and ENDs pair up (the writer was
+/// quadratic here; its speed is measured by `perfetto_bench --equal-ts`).
+#[test]
+fn kernels_with_equal_timestamps_each_get_a_lane() {
+    use stallscope_analyzer::model::{Gpu, GpuOpKind, Source, Stream};
+    let dir = tempfile::tempdir().unwrap();
+    let mut tl = Timeline::new(Source::Native, "equal-ts");
+    let name = tl.strings.intern("gemm");
+    // 1500 together, then 500 zero-length ones at one later instant.
+    let ops = (0..1500)
+        .map(|_| op(GpuOpKind::Kernel, 1_000, 2_000, name, 0))
+        .chain((0..500).map(|_| op(GpuOpKind::Kernel, 5_000, 5_000, name, 0)))
+        .collect();
+    tl.gpus.push(Gpu {
+        id: 0,
+        streams: vec![Stream { id: 7, ops }],
+        ..Gpu::default()
+    });
+    tl.finalize();
+    let extra = json!({"tracks": ["stream 7", "stream 7 (overlap 1)", "stream 7 (overlap 1499)"],
+                       "lanes": 1499});
+    let (_, _, stats) = check(dir.path(), "equal-ts", &tl, None, extra);
+    assert_eq!((stats.kernels, stats.lanes), (2000, 1499));
+}

@@ -178,3 +178,26 @@ fn odd_timelines_write_without_panicking() {
     // The OOM names a process the timeline lacks: no track, no event.
     assert_eq!(stats.instants, 0);
 }
+
+/// Issue 14: 100k kernels that share one timestamp on one stream, each in
+/// its own lane. Not timed: with the per-event lane scan this took minutes
+/// (quadratic), now about a second in a debug build.
+#[test]
+fn many_kernels_with_one_timestamp_write_in_n_log_n() {
+    let mut tl = Timeline::new(Source::Native, "equal-ts");
+    let name = tl.strings.intern("gemm");
+    tl.gpus = vec![Gpu {
+        id: 0,
+        streams: vec![Stream {
+            id: 7,
+            ops: (0..100_000)
+                .map(|_| op(GpuOpKind::Kernel, 1_000, 2_000, name, 0))
+                .collect(),
+        }],
+        ..Gpu::default()
+    }];
+    tl.finalize();
+    let (bytes, stats) = write(&tl, None);
+    assert_eq!(bytes.len() as u64, stats.bytes);
+    assert_eq!((stats.kernels, stats.lanes), (100_000, 99_999));
+}

@@ -18,10 +18,13 @@
 //! * [`records`]: every record kind, with its encoder and decoder.
 //! * [`writer`]: lock-free primitives the shim uses to claim slots and chunks.
 //! * [`reader`]: the validating reader the analyzer uses.
+//! * `mutate`: structure-aware mutation of traces, for the readers' fuzz tests.
 
 pub mod bytes;
 pub mod error;
 pub mod layout;
+#[doc(hidden)]
+pub mod mutate;
 pub mod ops;
 pub mod reader;
 pub mod records;

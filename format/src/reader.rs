@@ -89,6 +89,11 @@ impl TraceFile {
         let file = std::fs::File::open(&path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         if len < HEADER_SIZE as u64 {
+            // Junk says so, whatever its length.
+            let mut magic = [0u8; 8];
+            if std::io::Read::read_exact(&mut &file, &mut magic).is_ok() && magic != MAGIC {
+                return Err(FormatError::at(0, FormatErrorKind::BadMagic).in_file(&path));
+            }
             return Err(FormatError::at(
                 0,
                 FormatErrorKind::Truncated {
@@ -126,8 +131,8 @@ impl TraceFile {
     /// page cache and are read again on the next access.
     pub fn release(&self, offset: u64, len: u64) {
         let page = 4096u64;
-        let start = offset.div_ceil(page) * page;
-        let end = ((offset + len).min(self.map.len() as u64) / page) * page;
+        let start = offset.div_ceil(page).saturating_mul(page);
+        let end = (offset.saturating_add(len).min(self.map.len() as u64) / page) * page;
         if end > start {
             // SAFETY: the mapping is read-only and file-backed, so DONTNEED only
             // discards pages that are re-read from the file on next access.
@@ -204,7 +209,18 @@ impl<'a> TraceView<'a> {
                 hdr::THREAD_TABLE_OFFSET,
             ));
         }
-        let table_end = thread_table_offset + thread_slots as u64 * THREAD_SLOT_SIZE as u64;
+        // Every size below is checked: a field near u64::MAX must come back as
+        // an error, not wrap around (or panic in a debug build).
+        let table_end = (thread_slots as u64)
+            .checked_mul(THREAD_SLOT_SIZE as u64)
+            .and_then(|n| thread_table_offset.checked_add(n))
+            .ok_or_else(|| {
+                bad(
+                    "thread_table_offset",
+                    thread_table_offset,
+                    hdr::THREAD_TABLE_OFFSET,
+                )
+            })?;
         let chunks_offset: u64 = get(bytes, hdr::CHUNKS_OFFSET);
         if chunks_offset < table_end || !chunks_offset.is_multiple_of(crate::layout::PAGE) {
             return Err(bad("chunks_offset", chunks_offset, hdr::CHUNKS_OFFSET));
@@ -264,8 +280,14 @@ impl<'a> TraceView<'a> {
         let n = h.slots_claimed.min(h.thread_slots);
         (0..n)
             .filter_map(|i| {
-                let off = (h.thread_table_offset + i as u64 * THREAD_SLOT_SIZE as u64) as usize;
-                let (tid, dropped, ops) = decode_slot(&self.bytes[off..off + THREAD_SLOT_SIZE]);
+                // `parse` checked that the whole table lies inside the bytes;
+                // `get` keeps this safe even for a view built some other way.
+                let off = (i as u64)
+                    .checked_mul(THREAD_SLOT_SIZE as u64)
+                    .and_then(|d| h.thread_table_offset.checked_add(d))?;
+                let off = usize::try_from(off).ok()?;
+                let slot = self.bytes.get(off..off.checked_add(THREAD_SLOT_SIZE)?)?;
+                let (tid, dropped, ops) = decode_slot(slot);
                 (tid != 0).then_some(ThreadCounters { tid, dropped, ops })
             })
             .collect()
@@ -274,16 +296,22 @@ impl<'a> TraceView<'a> {
     /// Number of chunk positions present in the bytes (the last may be partial).
     pub fn chunk_positions(&self) -> u32 {
         let h = &self.header;
-        let present = (self.bytes.len() as u64 - h.chunks_offset).div_ceil(h.chunk_size as u64);
+        let present = (self.bytes.len() as u64)
+            .saturating_sub(h.chunks_offset)
+            .div_ceil((h.chunk_size as u64).max(1));
         present.min(h.chunk_count as u64) as u32
     }
 
     /// The chunk at position `index`: None if it was never used.
     pub fn chunk(&self, index: u32) -> Result<Option<Chunk<'a>>, FormatError> {
         let h = &self.header;
-        let off = h.chunks_offset + index as u64 * h.chunk_size as u64;
+        let off = (index as u64)
+            .checked_mul(h.chunk_size as u64)
+            .and_then(|d| h.chunks_offset.checked_add(d))
+            .ok_or_else(|| bad("chunk index", index as u64, hdr::CHUNK_COUNT))?;
         let have = self.bytes.len() as u64;
         let avail = have.saturating_sub(off).min(h.chunk_size as u64) as usize;
+        // `avail > 0` means `off < have`, so `off` fits a usize.
         let start = off as usize;
         if avail < CHUNK_HEADER_SIZE {
             // A chunk header cut off by truncation: only an error if it began.
@@ -291,7 +319,7 @@ impl<'a> TraceView<'a> {
                 return Err(FormatError::at(
                     off,
                     FormatErrorKind::Truncated {
-                        needed: off + CHUNK_HEADER_SIZE as u64,
+                        needed: off.saturating_add(CHUNK_HEADER_SIZE as u64),
                         have,
                     },
                 ));
@@ -310,7 +338,7 @@ impl<'a> TraceView<'a> {
             )
         })?;
         let committed = get::<u32>(c, chk::COMMITTED) as u64;
-        let capacity = (h.chunk_size as usize - CHUNK_HEADER_SIZE) as u64;
+        let capacity = (h.chunk_size as u64).saturating_sub(CHUNK_HEADER_SIZE as u64);
         if committed > capacity || !committed.is_multiple_of(8) {
             return Err(FormatError::at(
                 off + chk::COMMITTED as u64,
@@ -324,7 +352,7 @@ impl<'a> TraceView<'a> {
             return Err(FormatError::at(
                 off,
                 FormatErrorKind::Truncated {
-                    needed: off + CHUNK_HEADER_SIZE as u64 + committed,
+                    needed: off.saturating_add(CHUNK_HEADER_SIZE as u64 + committed),
                     have,
                 },
             ));

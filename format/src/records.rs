@@ -130,7 +130,7 @@ fn decode_string(rec: &[u8], offset: u64) -> Result<Record<'_>, FormatError> {
         ));
     }
     let text = rec
-        .get(STRING_HEADER..STRING_HEADER + n as usize)
+        .get(STRING_HEADER..STRING_HEADER.saturating_add(n as usize))
         .ok_or_else(|| {
             FormatError::at(
                 offset,

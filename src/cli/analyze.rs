@@ -43,13 +43,18 @@ pub struct AnalyzeArgs {
     /// No progress display and no text report (with `--json -` the text goes to stderr)
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Fail (exit 2) on a file of the recording that cannot be read at all,
+    /// instead of skipping it with a warning
+    #[arg(long)]
+    pub strict: bool,
 }
 
 pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     // STALLSCOPE_TIMING=1 prints how long each phase took, for benchmarks.
     let timing = std::env::var_os("STALLSCOPE_TIMING").is_some();
     let t0 = std::time::Instant::now();
-    let timelines = load::load(&a.traces, a.quiet)?;
+    let timelines = load::load(&a.traces, a.quiet, a.strict)?;
     if timing {
         eprintln!("timing: read {:.3} s", t0.elapsed().as_secs_f64());
     }

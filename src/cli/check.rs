@@ -34,6 +34,11 @@ pub struct CheckArgs {
     /// Write the JSON report too
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+
+    /// Fail (exit 2) on a file of the recording that cannot be read at all,
+    /// instead of skipping it with a warning
+    #[arg(long)]
+    pub strict: bool,
 }
 
 fn parse_limit(s: &str) -> anyhow::Result<(Cause, f64)> {
@@ -63,7 +68,13 @@ pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
     if a.max_idle.is_none() && limits.is_empty() {
         bail!("give at least one limit: --max-idle PCT or --max-cause CAUSE=PCT");
     }
-    let timelines = load::load(&a.traces, true)?;
+    let timelines = load::load(&a.traces, true, a.strict)?;
+    // Files skipped as unreadable are named, as analyze and dump do.
+    for n in timelines.iter().flat_map(|t| &t.notes) {
+        if n.text.starts_with("skipped an unreadable") {
+            eprintln!("stallscope: warning: {}", n.text);
+        }
+    }
     let mut broken = Vec::new();
     let mut reports = Vec::new();
     for tl in &timelines {

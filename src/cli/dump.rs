@@ -22,17 +22,52 @@ pub struct DumpArgs {
     /// One JSON object per line (fields: pid, tid, kind, ts_ns, dur_ns, ...)
     #[arg(long)]
     pub json: bool,
+
+    /// In a directory, treat a file that cannot be read at all as damage
+    /// (exit 2) instead of skipping it with a warning, as analyze --strict does
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// What became of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Dumped {
+    Clean,
+    /// Read, but some chunks or records were damaged.
+    Damaged,
+    /// Not readable at all (no header): why.
+    Unreadable(String),
 }
 
 pub fn run(a: DumpArgs) -> anyhow::Result<ExitCode> {
     let files = trace_files(&a.trace)?;
+    // Like analyze: in a directory, an unreadable file is skipped with a
+    // warning unless --strict; a file named on its own must be readable.
+    let skip_unreadable = files.len() > 1 || a.trace.is_dir();
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut damaged = false;
+    let mut readable = 0;
     let written = files.iter().try_for_each(|f| {
-        damaged |= dump_file(f, a.json, &mut out)?;
+        match dump_file(f, a.json, &mut out)? {
+            Dumped::Clean => readable += 1,
+            Dumped::Damaged => {
+                readable += 1;
+                damaged = true;
+            }
+            Dumped::Unreadable(e) if a.strict || !skip_unreadable => {
+                eprintln!("stallscope: {e}");
+                damaged = true;
+            }
+            Dumped::Unreadable(e) => {
+                eprintln!("stallscope: warning: skipped an unreadable trace file: {e}")
+            }
+        }
         Ok::<_, anyhow::Error>(())
     });
+    if readable == 0 {
+        damaged = true;
+    }
     let written = written.and_then(|()| out.flush().map_err(Into::into));
     match written {
         // A closed pipe (`| head`) is the reader's choice, not an error.
@@ -83,21 +118,15 @@ impl Names {
     }
 }
 
-/// Dumps one file; returns true if it was damaged.
-fn dump_file(path: &Path, json: bool, out: &mut impl Write) -> anyhow::Result<bool> {
+/// Dumps one file; says whether it was damaged or unreadable.
+fn dump_file(path: &Path, json: bool, out: &mut impl Write) -> anyhow::Result<Dumped> {
     let file = match TraceFile::open(path) {
         Ok(f) => f,
-        Err(e) => {
-            eprintln!("stallscope: {e}");
-            return Ok(true);
-        }
+        Err(e) => return Ok(Dumped::Unreadable(e.to_string())),
     };
     let view = match file.view() {
         Ok(v) => v,
-        Err(e) => {
-            eprintln!("stallscope: {e}");
-            return Ok(true);
-        }
+        Err(e) => return Ok(Dumped::Unreadable(e.to_string())),
     };
     let h = &view.header;
     let pid = h.pid;
@@ -172,7 +201,11 @@ fn dump_file(path: &Path, json: bool, out: &mut impl Write) -> anyhow::Result<bo
             json!({"pid": pid, "tid": t.tid, "kind": "counters", "dropped": t.dropped, "ops": ops});
         emit(out, json, &v, h.start_mono_ns)?;
     }
-    Ok(damaged)
+    Ok(if damaged {
+        Dumped::Damaged
+    } else {
+        Dumped::Clean
+    })
 }
 
 fn emit(out: &mut impl Write, json: bool, v: &Value, t0: u64) -> std::io::Result<()> {

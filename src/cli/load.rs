@@ -8,8 +8,10 @@ use anyhow::{Context, bail};
 use stallscope_analyzer::model::Timeline;
 use stallscope_analyzer::read::{kineto, native};
 
-/// One native recording, or one timeline per Kineto trace (rank).
-pub fn load(paths: &[PathBuf], quiet: bool) -> anyhow::Result<Vec<Timeline>> {
+/// One native recording, or one timeline per Kineto trace (rank). With
+/// `strict`, a recording directory holding a file that cannot be read at all
+/// is an error; otherwise that file is skipped with a warning in the notes.
+pub fn load(paths: &[PathBuf], quiet: bool, strict: bool) -> anyhow::Result<Vec<Timeline>> {
     let spinner = (!quiet).then(|| {
         let s = indicatif::ProgressBar::new_spinner();
         s.set_draw_target(indicatif::ProgressDrawTarget::stderr());
@@ -24,14 +26,14 @@ pub fn load(paths: &[PathBuf], quiet: bool) -> anyhow::Result<Vec<Timeline>> {
         s.enable_steady_tick(Duration::from_millis(120));
         s
     });
-    let result = load_inner(paths);
+    let result = load_inner(paths, strict);
     if let Some(s) = spinner {
         s.finish_and_clear();
     }
     result
 }
 
-fn load_inner(paths: &[PathBuf]) -> anyhow::Result<Vec<Timeline>> {
+fn load_inner(paths: &[PathBuf], strict: bool) -> anyhow::Result<Vec<Timeline>> {
     for p in paths {
         if !p.exists() {
             bail!("{}: no such file or directory", p.display());
@@ -45,7 +47,8 @@ fn load_inner(paths: &[PathBuf]) -> anyhow::Result<Vec<Timeline>> {
                 paths.len()
             );
         }
-        let tl = native::read_recording(native_paths[0])
+        let opts = native::ReadOptions { strict };
+        let tl = native::read_recording_with(native_paths[0], opts)
             .with_context(|| format!("reading the recording {}", native_paths[0].display()))?;
         return Ok(vec![tl]);
     }

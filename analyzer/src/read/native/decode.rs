@@ -94,6 +94,23 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// The latest time the reader keeps: 2^60 ns (36 years of CLOCK_MONOTONIC).
+/// A corrupt time past it is clamped, so that `ts + dur`, and the difference
+/// of two times, never overflow in the model or the analyses.
+pub(super) const MAX_NS: u64 = 1 << 60;
+
+/// A time from the file, clamped to [0, MAX_NS].
+#[inline]
+pub(super) fn ns(t: u64) -> Ns {
+    t.min(MAX_NS) as Ns
+}
+
+/// A duration from `ts`, cut so that the end stays within MAX_NS.
+#[inline]
+pub(super) fn dur(ts: u64, d: u64) -> Ns {
+    d.min(MAX_NS - ts.min(MAX_NS)) as Ns
+}
+
 pub(super) fn config_of(k: &Kernel) -> LaunchConfig {
     LaunchConfig {
         grid: [k.grid_x, k.grid_y, k.grid_z],
@@ -106,8 +123,8 @@ pub(super) fn config_of(k: &Kernel) -> LaunchConfig {
 /// A hooked call's span; `None` for an op code this reader does not know.
 pub(super) fn host_span(s: &Span) -> Option<HostSpan> {
     Some(HostSpan {
-        ts: s.ts as Ns,
-        dur: s.dur as Ns,
+        ts: ns(s.ts),
+        dur: dur(s.ts, s.dur),
         arg: s.bytes,
         id: s.obj,
         kind: SpanKind::Host(HostOp::from_code(s.op)?),
@@ -116,8 +133,8 @@ pub(super) fn host_span(s: &Span) -> Option<HostSpan> {
 
 pub(super) fn api_span(a: &Api) -> HostSpan {
     HostSpan {
-        ts: a.start as Ns,
-        dur: a.end.saturating_sub(a.start) as Ns,
+        ts: ns(a.start),
+        dur: dur(a.start, a.end.saturating_sub(a.start)),
         arg: a.correlation as u64,
         // The callback id, until the file's API names are known.
         id: a.cbid,
@@ -131,7 +148,7 @@ pub(super) fn api_span(a: &Api) -> HostSpan {
 
 pub(super) fn sample(s: &SampleRec) -> Sample {
     Sample {
-        ts: s.ts as Ns,
+        ts: ns(s.ts),
         cpu_ns: s.cpu_ns,
         run_delay_ns: s.run_delay_ns,
         majflt: s.majflt,
@@ -141,7 +158,7 @@ pub(super) fn sample(s: &SampleRec) -> Sample {
 }
 
 pub(super) fn kernel_op(k: &Kernel, launch: u32, names: &Names) -> GpuOp {
-    let (start, end) = (k.start as Ns, k.end.max(k.start) as Ns);
+    let (start, end) = (ns(k.start), ns(k.end.max(k.start)));
     let mut op = GpuOp::new(
         GpuOpKind::Kernel,
         start,
@@ -154,7 +171,7 @@ pub(super) fn kernel_op(k: &Kernel, launch: u32, names: &Names) -> GpuOp {
 }
 
 pub(super) fn memcpy_op(m: &stallscope_format::records::Memcpy, names: &Names) -> GpuOp {
-    let (start, end) = (m.start as Ns, m.end.max(m.start) as Ns);
+    let (start, end) = (ns(m.start), ns(m.end.max(m.start)));
     let name = names.copy_name(m.copy_kind, m.src_kind, m.dst_kind);
     GpuOp::new(GpuOpKind::Memcpy, start, end, m.correlation, name)
         .with_bytes(m.bytes)
@@ -166,7 +183,7 @@ pub(super) fn memcpy_op(m: &stallscope_format::records::Memcpy, names: &Names) -
 }
 
 pub(super) fn memset_op(m: &stallscope_format::records::Memset, names: &Names) -> GpuOp {
-    let (start, end) = (m.start as Ns, m.end.max(m.start) as Ns);
+    let (start, end) = (ns(m.start), ns(m.end.max(m.start)));
     let kind = MemKind(m.mem_kind);
     GpuOp::new(
         GpuOpKind::Memset,
@@ -194,8 +211,8 @@ pub(super) fn other(r: Record, names: &Names, p: &mut Partial) {
         Record::Sync(s) => {
             let device = if s.device == u32::MAX { 0 } else { s.device };
             p.gpu(device).syncs.push(SyncEvent {
-                start: s.start as Ns,
-                end: s.end.max(s.start) as Ns,
+                start: ns(s.start),
+                end: ns(s.end.max(s.start)),
                 corr: s.correlation,
                 stream: s.stream as u64,
                 kind: match s.sync_type {
@@ -208,7 +225,7 @@ pub(super) fn other(r: Record, names: &Names, p: &mut Partial) {
             });
         }
         Record::Memory(m) => p.gpu(m.device).memory.push(MemEvent {
-            ts: m.ts as Ns,
+            ts: ns(m.ts),
             bytes: m.bytes,
             address: m.address,
             corr: m.correlation,
@@ -224,7 +241,7 @@ pub(super) fn other(r: Record, names: &Names, p: &mut Partial) {
             g.cc = (d.cc_major, d.cc_minor);
         }
         Record::Oom(o) => p.ooms.push(Oom {
-            ts: o.ts as Ns,
+            ts: ns(o.ts),
             pid: 0,
             tid: o.tid,
             requested: o.requested,

@@ -11,6 +11,7 @@ use stallscope_format::{FdClass, Record, TraceFile};
 
 use super::NativeError;
 use super::batch::decode_batched;
+use super::decode::{dur, ns};
 use super::partial::Partial;
 use crate::model::{
     CopyKind, Gpu, GpuCapture, HostSpan, IoObject, MemKind, Ns, OpTotals, Process, Source,
@@ -193,7 +194,7 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
         ppid: h.ppid,
         cmdline: h.command_line(),
         hostname: h.hostname.clone(),
-        start: h.start_mono_ns as Ns,
+        start: ns(h.start_mono_ns),
         end: 0,
         exited_cleanly: h.end_mono_ns != 0,
         span_threshold_ns: h.min_span_ns,
@@ -216,7 +217,7 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
     for e in &part.errors {
         tl.warn(e.clone());
     }
-    let mut last = (h.start_mono_ns as Ns).max(part.last.unwrap_or(Ns::MIN));
+    let mut last = ns(h.start_mono_ns).max(part.last.unwrap_or(Ns::MIN));
     let mut threads: Vec<Thread> = Vec::with_capacity(part.threads.len());
     let mut index: FxHashMap<u32, usize> = FxHashMap::default();
     for (tid, mut acc) in part.threads {
@@ -263,9 +264,9 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
     }
     process.threads = threads;
     process.end = if h.end_mono_ns != 0 {
-        h.end_mono_ns as Ns
+        ns(h.end_mono_ns)
     } else {
-        last.max(part.end.unwrap_or(0) as Ns)
+        last.max(ns(part.end.unwrap_or(0)))
     };
     process.gpu_capture = capture_state(&part.statuses, &names);
     if h.overwritten > 0 {
@@ -284,7 +285,7 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
         }
     }
     if let Some(&(mono, real)) = part.clocks.first() {
-        tl.realtime_offset_ns = Some(real as i64 - mono as i64);
+        tl.realtime_offset_ns = Some((real as i64).wrapping_sub(mono as i64));
     }
     for (id, g) in part.gpus {
         tl.gpus.push(Gpu {
@@ -397,8 +398,8 @@ fn pair_markers(
     sorted.sort_by_key(|m| m.ts);
     let mut open: FxHashMap<u32, (u32, u64, StrId)> = FxHashMap::default();
     let span = |ts: u64, end: u64, name: StrId| HostSpan {
-        ts: ts as Ns,
-        dur: end.saturating_sub(ts) as Ns,
+        ts: ns(ts),
+        dur: dur(ts, end.saturating_sub(ts)),
         arg: 0,
         id: name,
         kind: SpanKind::Annotation,

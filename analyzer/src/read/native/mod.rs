@@ -30,6 +30,26 @@ pub enum NativeError {
     },
     #[error("{0} holds no stallscope trace files (*.sst)")]
     Empty(PathBuf),
+    #[error("{0} (--strict refuses a recording with an unreadable trace file)")]
+    Strict(Box<NativeError>),
+    #[error(
+        "{dir} holds no readable stallscope trace file ({count} unreadable; the first: {first})"
+    )]
+    NoneReadable {
+        dir: PathBuf,
+        count: usize,
+        first: Box<NativeError>,
+    },
+}
+
+/// How to read a recording.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// Fail on a file of the directory that cannot be read at all (0 bytes,
+    /// zeros, junk, another format, a cut-off header) instead of skipping it
+    /// with a warning. A process killed while creating its file, or a stray
+    /// file, then fails the whole recording.
+    pub strict: bool,
 }
 
 /// True if `p` is a native trace file or a directory holding some.
@@ -65,10 +85,17 @@ pub fn trace_files(dir: &Path) -> Result<Vec<PathBuf>, NativeError> {
 }
 
 /// Reads a recording (directory) or a single trace file into one timeline.
-/// Damaged chunks are skipped with a warning naming the file and offset; a file
-/// whose header is unreadable is an error.
+/// Damaged chunks are skipped with a warning naming the file and offset. A
+/// file of a directory that cannot be read at all is skipped with a warning
+/// (see [`ReadOptions::strict`]); a single file that cannot is an error.
 pub fn read_recording(path: &Path) -> Result<Timeline, NativeError> {
-    let files = if path.is_dir() {
+    read_recording_with(path, ReadOptions::default())
+}
+
+/// `read_recording` with options.
+pub fn read_recording_with(path: &Path, opts: ReadOptions) -> Result<Timeline, NativeError> {
+    let is_dir = path.is_dir();
+    let files = if is_dir {
         let f = trace_files(path)?;
         if f.is_empty() {
             return Err(NativeError::Empty(path.into()));
@@ -81,12 +108,29 @@ pub fn read_recording(path: &Path) -> Result<Timeline, NativeError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    let mut parts: Vec<Timeline> = files
-        .par_iter()
-        .map(|f| read_file(f))
-        .collect::<Result<_, _>>()?;
+    let read: Vec<Result<Timeline, NativeError>> = files.par_iter().map(|f| read_file(f)).collect();
+    let mut parts = Vec::with_capacity(read.len());
+    let mut skipped = Vec::new();
+    for r in read {
+        match r {
+            Ok(t) => parts.push(t),
+            Err(e) if !is_dir => return Err(e),
+            Err(e) if opts.strict => return Err(NativeError::Strict(Box::new(e))),
+            Err(e) => skipped.push(e),
+        }
+    }
+    if parts.is_empty() {
+        return Err(NativeError::NoneReadable {
+            dir: path.into(),
+            count: skipped.len(),
+            first: Box::new(skipped.remove(0)),
+        });
+    }
     let unmoved = corr::make_unique(&mut parts);
     let mut tl = Timeline::new(Source::Native, name);
+    for e in skipped {
+        tl.warn(format!("skipped an unreadable trace file: {e}"));
+    }
     for w in unmoved {
         tl.warn(w);
     }
@@ -160,4 +204,55 @@ fn merge_gpu(into: &mut crate::model::Gpu, g: crate::model::Gpu) {
     into.syncs.extend(g.syncs);
     into.memory.extend(g.memory);
     into.dropped_records += g.dropped_records;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A checked-in recording plus a 0-byte and a junk file.
+    fn recording_with_junk() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/item-sync");
+        for f in trace_files(&src).expect("traces/item-sync") {
+            std::fs::copy(&f, dir.path().join(f.file_name().expect("a name"))).expect("copy");
+        }
+        std::fs::write(dir.path().join("1.sst"), b"").expect("write");
+        std::fs::write(dir.path().join("2.sst"), vec![0x5a; 30_000]).expect("write");
+        dir
+    }
+
+    #[test]
+    fn unreadable_files_are_skipped_with_a_warning_unless_strict() {
+        let dir = recording_with_junk();
+        let tl = read_recording(dir.path()).expect("the readable file is read");
+        assert_eq!(tl.processes.len(), 1);
+        let skipped: Vec<&str> = tl
+            .notes
+            .iter()
+            .map(|n| n.text.as_str())
+            .filter(|t| t.starts_with("skipped an unreadable trace file"))
+            .collect();
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+        assert!(skipped[0].contains("1.sst") && skipped[1].contains("2.sst"));
+
+        let err = read_recording_with(dir.path(), ReadOptions { strict: true })
+            .expect_err("--strict refuses the junk");
+        assert!(matches!(err, NativeError::Strict(_)), "{err}");
+        assert!(err.to_string().contains("1.sst"), "{err}");
+    }
+
+    #[test]
+    fn nothing_readable_is_an_error_and_a_single_file_must_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("1.sst"), b"").expect("write");
+        std::fs::write(dir.path().join("2.sst"), vec![0; 20_000]).expect("write");
+        let err = read_recording(dir.path()).expect_err("nothing to read");
+        assert!(
+            matches!(err, NativeError::NoneReadable { count: 2, .. }),
+            "{err}"
+        );
+        let err = read_recording(&dir.path().join("2.sst")).expect_err("junk");
+        assert!(matches!(err, NativeError::Format(_)), "{err}");
+    }
 }

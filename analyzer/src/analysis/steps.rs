@@ -1,43 +1,186 @@
-//! Training steps: from PyTorch's ProfilerStep ranges, else from another range
-//! that repeats once per iteration, else from the period of the GPU work.
+//! Training steps, measured on the GPU. Host-side markers say which work
+//! belongs to which iteration: PyTorch's ProfilerStep ranges, else another
+//! range that repeats once per iteration, else DataLoader `__next__` or
+//! `optimizer.step` calls, else the period of the GPU work. A step's GPU span
+//! runs from the first GPU op launched inside marker N to the first launched
+//! inside marker N+1: with asynchronous launches, the host-side range closes
+//! long before the GPU is done with it.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::types::{Step, StepSource, Steps};
+use super::types::{DroppedStep, IdleGap, Periodic, Startup, Step, StepSource, Steps};
 use crate::model::{CorrIndex, GpuOpKind, Ns, SpanKind, StrId, Timeline};
 
 /// A step this much slower than the median is flagged as an outlier.
 pub const OUTLIER_FACTOR: f64 = 1.5;
+/// A first or last marker this much shorter than the median marker was cut
+/// off by the start or end of the trace.
+const TRUNCATED_FACTOR: f64 = 0.25;
 
-pub fn find(tl: &Timeline, corr: &CorrIndex) -> Steps {
-    let ranges = profiler_steps(tl)
-        .map(|r| (StepSource::ProfilerStep, "ProfilerStep#".to_string(), r))
-        .or_else(|| repeating_range(tl).map(|(l, r)| (StepSource::Nvtx, l, r)))
-        .or_else(|| periodic_gpu_work(tl, corr).map(|(l, r)| (StepSource::Detected, l, r)));
-    match ranges {
-        Some((source, label, r)) => Steps {
-            label,
-            ..build(source, r)
-        },
-        None => Steps {
-            source: StepSource::None,
-            label: String::new(),
-            steps: vec![],
-            median_ns: 0,
-            p90_ns: 0,
-        },
+/// Host-side markers: [start, end) ranges, one per iteration, and the
+/// process whose launches they hold (None: every process).
+struct Markers {
+    source: StepSource,
+    label: String,
+    ranges: Vec<(Ns, Ns)>,
+    process: Option<u32>,
+}
+
+pub fn find(tl: &Timeline, corr: &CorrIndex, startup: Option<&Startup>) -> Steps {
+    let markers = profiler_steps(tl)
+        .map(|(pi, r)| Markers {
+            source: StepSource::ProfilerStep,
+            label: "ProfilerStep#".to_string(),
+            ranges: r,
+            process: Some(pi),
+        })
+        .or_else(|| repeating_range(tl, true))
+        .or_else(|| loop_calls(tl))
+        .or_else(|| repeating_range(tl, false))
+        .or_else(|| {
+            periodic_gpu_work(tl, corr).map(|(l, r)| Markers {
+                source: StepSource::Detected,
+                label: l,
+                ranges: r,
+                process: None,
+            })
+        });
+    match markers {
+        Some(m) => {
+            let launches = launches(tl, corr, m.process);
+            let end = tl.extent().map_or(Ns::MAX, |e| e.1);
+            Steps {
+                label: m.label,
+                ..on_gpu(m.source, &m.ranges, &launches, end, startup)
+            }
+        }
+        None => Steps::default(),
+    }
+}
+
+/// (launch time, GPU start, GPU end) of every GPU op launched by process
+/// `pi` (every process when None), by launch time.
+fn launches(tl: &Timeline, corr: &CorrIndex, pi: Option<u32>) -> Vec<(Ns, Ns, Ns)> {
+    let mut v: Vec<(Ns, Ns, Ns)> = tl
+        .gpus
+        .par_iter()
+        .flat_map(|g| g.streams.par_iter())
+        .flat_map_iter(|s| {
+            s.ops.iter().filter_map(|o| {
+                let r = corr.get(o.corr)?;
+                if pi.is_some_and(|p| p != r.process) {
+                    return None;
+                }
+                let span = tl.processes[r.process as usize].threads[r.thread as usize].spans
+                    [r.span as usize];
+                Some((span.ts, o.start, o.end))
+            })
+        })
+        .collect();
+    v.par_sort_unstable();
+    v
+}
+
+/// Steps on the GPU from host-side marker ranges and the launches (see
+/// `launches`). Markers that launched nothing, truncated first and last
+/// markers, and markers that begin inside start-up give no step; each is
+/// listed in `dropped` with the reason. `trace_end` is the trace's last event.
+pub fn on_gpu(
+    source: StepSource,
+    ranges: &[(Ns, Ns)],
+    launches: &[(Ns, Ns, Ns)],
+    trace_end: Ns,
+    startup: Option<&Startup>,
+) -> Steps {
+    let mut ranges = ranges.to_vec();
+    ranges.sort_unstable();
+    let mut dropped = Vec::new();
+    let drop = |dropped: &mut Vec<DroppedStep>, i: usize, reason| {
+        dropped.push(DroppedStep {
+            index: i as u32,
+            start: ranges[i].0,
+            end: ranges[i].1,
+            reason,
+        })
+    };
+    // The median marker, leaving out the one judged (a cut-off marker must
+    // not set the yardstick it is judged by).
+    let cpu: Vec<Ns> = ranges.iter().map(|r| r.1 - r.0).collect();
+    let short = |i: usize, min_others: usize| {
+        let others: Vec<Ns> = (0..cpu.len()).filter(|&k| k != i).map(|k| cpu[k]).collect();
+        others.len() >= min_others && (cpu[i] as f64) < TRUNCATED_FACTOR * median(others) as f64
+    };
+    // (marker, first GPU start, last GPU end) of the markers that give a step.
+    let mut kept: Vec<(usize, Ns, Ns)> = Vec::new();
+    for (i, &(a, b)) in ranges.iter().enumerate() {
+        let last = i + 1 == ranges.len();
+        if startup.is_some_and(|s| a < s.until) {
+            drop(&mut dropped, i, "start-up");
+            continue;
+        }
+        if i == 0 && !last && short(i, 2) {
+            drop(&mut dropped, i, "truncated-first");
+            continue;
+        }
+        if last && i > 0 && (short(i, 1) || b >= trace_end) {
+            drop(&mut dropped, i, "truncated-last");
+            continue;
+        }
+        let lo = launches.partition_point(|l| l.0 < a);
+        let hi = launches.partition_point(|l| l.0 < b);
+        let ops = &launches[lo..hi];
+        let (Some(first), Some(end)) =
+            (ops.iter().map(|l| l.1).min(), ops.iter().map(|l| l.2).max())
+        else {
+            // The last marker launching nothing was cut off before it did.
+            drop(
+                &mut dropped,
+                i,
+                if last && i > 0 {
+                    "truncated-last"
+                } else {
+                    "no-gpu-work"
+                },
+            );
+            continue;
+        };
+        kept.push((i, first, end));
+    }
+    let ranges: Vec<(u32, Ns, Ns)> = kept
+        .iter()
+        .enumerate()
+        .map(|(j, &(i, first, end))| {
+            // Up to the next step's first op; the last step ends with its work.
+            let stop = kept.get(j + 1).map_or(end, |n| n.1);
+            (i as u32, first, stop.max(first))
+        })
+        .collect();
+    Steps {
+        dropped,
+        ..build_indexed(source, ranges)
     }
 }
 
 /// Builds steps from [start, end) ranges, computing statistics and outliers.
 pub fn build(source: StepSource, mut ranges: Vec<(Ns, Ns)>) -> Steps {
     ranges.sort_unstable();
+    build_indexed(
+        source,
+        ranges
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, b))| (i as u32, a, b))
+            .collect(),
+    )
+}
+
+/// `build` with each step's marker index given.
+fn build_indexed(source: StepSource, ranges: Vec<(u32, Ns, Ns)>) -> Steps {
     let mut steps: Vec<Step> = ranges
         .iter()
-        .enumerate()
-        .map(|(i, &(start, end))| Step {
-            index: i as u32,
+        .map(|&(index, start, end)| Step {
+            index,
             start,
             end,
             outlier: false,
@@ -47,6 +190,11 @@ pub fn build(source: StepSource, mut ranges: Vec<(Ns, Ns)>) -> Steps {
     durs.sort_unstable();
     let median_ns = percentile(&durs, 0.5);
     let p90_ns = percentile(&durs, 0.9);
+    let mean_ns = if durs.is_empty() {
+        0
+    } else {
+        durs.iter().sum::<Ns>() / durs.len() as Ns
+    };
     for s in &mut steps {
         s.outlier = steps_len_ok(durs.len()) && s.dur() as f64 > OUTLIER_FACTOR * median_ns as f64;
     }
@@ -54,8 +202,11 @@ pub fn build(source: StepSource, mut ranges: Vec<(Ns, Ns)>) -> Steps {
         source,
         label: String::new(),
         steps,
+        mean_ns,
         median_ns,
         p90_ns,
+        dropped: Vec::new(),
+        periodic: None,
     }
 }
 
@@ -72,15 +223,120 @@ pub fn percentile(sorted: &[Ns], q: f64) -> Ns {
     sorted[rank - 1]
 }
 
-/// `ProfilerStep#N` ranges on the thread that has the most of them.
-fn profiler_steps(tl: &Timeline) -> Option<Vec<(Ns, Ns)>> {
+/// The median every analysis uses: the nearest-rank one (the lower of the
+/// two middle values), as in `percentile`.
+pub fn median(mut v: Vec<Ns>) -> Ns {
+    v.sort_unstable();
+    percentile(&v, 0.5)
+}
+
+/// Outlier steps that recur every k steps (a checkpoint, an evaluation, a
+/// garbage collection), with the idle cause that takes most of their idle
+/// time. `what` names what a gap waited on (the file, for I/O).
+pub fn find_periodic(
+    steps: &Steps,
+    gaps: &[IdleGap],
+    what: impl Fn(&IdleGap) -> String,
+) -> Option<Periodic> {
+    let n = steps.steps.len();
+    let slow: Vec<usize> = (0..n).filter(|&i| steps.steps[i].outlier).collect();
+    if n < 6 || slow.len() < 2 || 2 * slow.len() > n {
+        return None;
+    }
+    let diffs: Vec<usize> = slow.windows(2).map(|w| w[1] - w[0]).collect();
+    let mut count: FxHashMap<usize, usize> = FxHashMap::default();
+    for &d in &diffs {
+        *count.entry(d).or_default() += 1;
+    }
+    let (every, hits) = count.into_iter().max_by_key(|&(d, c)| (c, d))?;
+    if every < 2 || 4 * hits < 3 * diffs.len() {
+        return None;
+    }
+    let mean = |v: &mut dyn Iterator<Item = Ns>| {
+        let (s, c) = v.fold((0i128, 0i128), |(s, c), x| (s + x as i128, c + 1));
+        (s / c.max(1)) as Ns
+    };
+    let slow_mean = mean(&mut slow.iter().map(|&i| steps.steps[i].dur()));
+    let rest_mean = mean(
+        &mut (0..n)
+            .filter(|i| !steps.steps[*i].outlier)
+            .map(|i| steps.steps[i].dur()),
+    );
+    // The idle time of the slow steps, by label.
+    let mut by: FxHashMap<(&'static str, &'static str), Ns> = FxHashMap::default();
+    let mut top_gap: FxHashMap<(&'static str, &'static str), (Ns, IdleGap)> = FxHashMap::default();
+    for &i in &slow {
+        let st = steps.steps[i];
+        let k = gaps.partition_point(|g| g.end <= st.start);
+        for g in gaps[k..].iter().take_while(|g| g.start < st.end) {
+            let ns = g.end.min(st.end) - g.start.max(st.start);
+            let key = (g.cause.name(), g.sub);
+            *by.entry(key).or_default() += ns;
+            let e = top_gap.entry(key).or_insert((0, *g));
+            if ns > e.0 {
+                *e = (ns, *g);
+            }
+        }
+    }
+    let top = by.into_iter().max_by_key(|&(k, ns)| (ns, k));
+    let (cause, sub, what) = match top {
+        Some((k, _)) => (k.0, k.1, what(&top_gap[&k].1)),
+        None => ("", "", String::new()),
+    };
+    Some(Periodic {
+        every: every as u32,
+        steps: slow.iter().map(|&i| i as u32).collect(),
+        extra_ns: (slow_mean - rest_mean).max(0),
+        cause,
+        sub,
+        what,
+    })
+}
+
+/// What an I/O gap waited on: the name of the file its thread spent most of
+/// the gap on ("" when none is known).
+pub fn io_file(tl: &Timeline, g: &IdleGap) -> String {
+    if g.cause != super::Cause::Io {
+        return String::new();
+    }
+    let Some(p) = tl
+        .processes
+        .iter()
+        .find(|p| p.pid == g.pid && p.thread(g.tid).is_some())
+    else {
+        return String::new();
+    };
+    let Some(t) = p.thread(g.tid) else {
+        return String::new();
+    };
+    let mut by: FxHashMap<u32, Ns> = FxHashMap::default();
+    // Spans are sorted by start; an I/O call is short next to a trace.
+    let from = t.spans.partition_point(|s| s.ts < g.start - 10_000_000_000);
+    for s in t.spans[from..].iter().take_while(|s| s.ts < g.end) {
+        if matches!(s.kind, SpanKind::Host(_)) && s.id != 0 && s.end() > g.start {
+            *by.entry(s.id).or_default() += s.end().min(g.end) - s.ts.max(g.start);
+        }
+    }
+    by.into_iter()
+        .max_by_key(|&(id, ns)| (ns, std::cmp::Reverse(id)))
+        .and_then(|(id, _)| p.object(id))
+        .map(|o| {
+            let path = tl.strings.get(o.path);
+            path.rsplit('/').next().unwrap_or(path).to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// `ProfilerStep#N` ranges on the thread that has the most of them, and
+/// that thread's process.
+fn profiler_steps(tl: &Timeline) -> Option<(u32, Vec<(Ns, Ns)>)> {
     let is_step: Vec<bool> = tl
         .strings
         .iter()
         .map(|(_, s)| s.starts_with("ProfilerStep#"))
         .collect();
-    let mut best: Option<Vec<(Ns, Ns)>> = None;
-    for p in &tl.processes {
+    let mut best: Option<(u32, Vec<(Ns, Ns)>)> = None;
+    for (pi, p) in tl.processes.iter().enumerate() {
         for t in &p.threads {
             let r: Vec<(Ns, Ns)> = t
                 .spans
@@ -94,8 +350,8 @@ fn profiler_steps(tl: &Timeline) -> Option<Vec<(Ns, Ns)>> {
                         .map(|s| (s.ts, s.end()))
                 })
                 .collect();
-            if !r.is_empty() && best.as_ref().is_none_or(|b| r.len() > b.len()) {
-                best = Some(r);
+            if !r.is_empty() && best.as_ref().is_none_or(|b| r.len() > b.1.len()) {
+                best = Some((pi as u32, r));
             }
         }
     }
@@ -103,12 +359,12 @@ fn profiler_steps(tl: &Timeline) -> Option<Vec<(Ns, Ns)>> {
 }
 
 /// An annotation that recurs once per iteration: its starts are the step
-/// boundaries (a range like `DataLoader.__next__` or `Optimizer.step` marks
-/// one point of every iteration without covering it). Names that say "step"
-/// or "iter" win; otherwise the most regular one does.
-fn repeating_range(tl: &Timeline) -> Option<(String, Vec<(Ns, Ns)>)> {
-    let mut best: Option<((bool, i64), StrId, Vec<Ns>)> = None;
-    for p in &tl.processes {
+/// boundaries. With `steplike`, only names that say "step" or "iter";
+/// otherwise the most regular one. DataLoader and optimizer calls are left
+/// to `loop_calls`.
+fn repeating_range(tl: &Timeline, steplike_only: bool) -> Option<Markers> {
+    let mut best: Option<((bool, i64), u32, StrId, Vec<Ns>)> = None;
+    for (pi, p) in tl.processes.iter().enumerate() {
         for t in &p.threads {
             let mut by_name: FxHashMap<StrId, Vec<(Ns, Ns)>> = FxHashMap::default();
             for s in t
@@ -122,6 +378,14 @@ fn repeating_range(tl: &Timeline) -> Option<(String, Vec<(Ns, Ns)>)> {
                 if r.len() < 4 || r.windows(2).any(|w| w[1].0 < w[0].1) {
                     continue;
                 }
+                let n = tl.strings.get(name).to_ascii_lowercase();
+                if is_loop_call(&n).is_some() {
+                    continue;
+                }
+                let steplike = n.contains("step") || n.contains("iter");
+                if steplike_only && !steplike {
+                    continue;
+                }
                 let starts: Vec<Ns> = r.iter().map(|x| x.0).collect();
                 let Some(cv) = regularity(&starts) else {
                     continue;
@@ -129,22 +393,94 @@ fn repeating_range(tl: &Timeline) -> Option<(String, Vec<(Ns, Ns)>)> {
                 if cv > 0.5 {
                     continue;
                 }
-                let n = tl.strings.get(name).to_ascii_lowercase();
-                let steplike =
-                    (n.contains("step") || n.contains("iter")) && !n.starts_with("optimizer");
                 // Higher is better: step-like names first, then regularity.
                 let score = (steplike, -(cv * 1000.0) as i64);
                 if best.as_ref().is_none_or(|b| score > b.0) {
-                    best = Some((score, name, starts));
+                    best = Some((score, pi as u32, name, starts));
                 }
             }
         }
     }
-    let (_, name, starts) = best?;
-    Some((
-        tl.strings.get(name).to_string(),
-        starts.windows(2).map(|w| (w[0], w[1])).collect(),
-    ))
+    let (_, pi, name, starts) = best?;
+    Some(Markers {
+        source: StepSource::Nvtx,
+        label: tl.strings.get(name).to_string(),
+        ranges: starts.windows(2).map(|w| (w[0], w[1])).collect(),
+        process: Some(pi),
+    })
+}
+
+/// A DataLoader `__next__` (true) or `optimizer.step` (false) range, by its
+/// lower-cased name.
+fn is_loop_call(lower: &str) -> Option<bool> {
+    if lower.contains("dataloader") && lower.contains("__next__") {
+        Some(true)
+    } else if lower.starts_with("optimizer.step") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// Iterations from the loop's own calls, on the thread that makes the most:
+/// each DataLoader `__next__` starts one (the last one ends with the
+/// optimizer step after it); else each `optimizer.step` ends one.
+fn loop_calls(tl: &Timeline) -> Option<Markers> {
+    let class: Vec<Option<bool>> = tl
+        .strings
+        .iter()
+        .map(|(_, s)| is_loop_call(&s.to_ascii_lowercase()))
+        .collect();
+    if class.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut best: Option<(usize, Markers)> = None;
+    for (pi, p) in tl.processes.iter().enumerate() {
+        for t in &p.threads {
+            let (mut next, mut opt) = (Vec::new(), Vec::new());
+            let mut label = [None, None];
+            for s in t.spans.iter().filter(|s| s.kind == SpanKind::Annotation) {
+                match class.get(s.id as usize).copied().flatten() {
+                    Some(true) => {
+                        next.push((s.ts, s.end()));
+                        label[0].get_or_insert(s.id);
+                    }
+                    Some(false) => {
+                        opt.push((s.ts, s.end()));
+                        label[1].get_or_insert(s.id);
+                    }
+                    None => {}
+                }
+            }
+            let ranges: Vec<(Ns, Ns)> = if next.len() >= 2 {
+                let mut r: Vec<(Ns, Ns)> = next.windows(2).map(|w| (w[0].0, w[1].0)).collect();
+                let last = next[next.len() - 1].0;
+                if let Some(o) = opt.iter().find(|o| o.0 >= last) {
+                    r.push((last, o.1));
+                }
+                r
+            } else if opt.len() >= 2 {
+                opt.windows(2).map(|w| (w[0].1, w[1].1)).collect()
+            } else {
+                continue;
+            };
+            let id = if next.len() >= 2 { label[0] } else { label[1] };
+            if best.as_ref().is_none_or(|b| ranges.len() > b.0) {
+                best = Some((
+                    ranges.len(),
+                    Markers {
+                        source: StepSource::LoopCalls,
+                        label: id
+                            .map(|i| tl.strings.get(i).to_string())
+                            .unwrap_or_default(),
+                        ranges,
+                        process: Some(pi as u32),
+                    },
+                ));
+            }
+        }
+    }
+    best.map(|b| b.1)
 }
 
 /// Coefficient of variation of the intervals between sorted instants.

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::analysis::{Cause, Diagnosis, StepSource};
+use crate::analysis::{Cause, Diagnosis, StepSource, Steps};
 use crate::model::{GpuCapture, NoteLevel, Precision, Timeline};
 
 pub const SCHEMA: &str = "stallscope.report.v1";
@@ -19,6 +19,9 @@ pub struct Report {
     pub window_ns: [i64; 2],
     pub processes: ProcessSummary,
     pub steps: StepSummary,
+    /// Start-up cost before the steady state; absent when none was seen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup: Option<StartupReport>,
     pub devices: Vec<DeviceReport>,
     pub findings: Vec<FindingReport>,
     pub notes: Vec<String>,
@@ -39,6 +42,8 @@ pub struct ProcessSummary {
 #[derive(Debug, Clone, Serialize)]
 pub struct StepSummary {
     pub count: usize,
+    /// The headline: mean GPU-side step (throughput).
+    pub mean_ns: i64,
     pub median_ns: i64,
     pub p90_ns: i64,
     /// "profiler_step", "nvtx", "detected" or "none".
@@ -47,6 +52,57 @@ pub struct StepSummary {
     pub marked_by: String,
     /// Indices of steps much slower than the median.
     pub outliers: Vec<u32>,
+    /// Step markers that gave no step: truncated by the trace, inside
+    /// start-up, or without GPU work.
+    pub dropped: Vec<DroppedReport>,
+    /// Slow steps that recur every `every` steps, and their cause.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub periodic: Option<PeriodicReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DroppedReport {
+    /// The marker's position among all markers.
+    pub index: u32,
+    /// "truncated-first", "truncated-last", "no-gpu-work" or "start-up".
+    pub reason: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PeriodicReport {
+    pub every: u32,
+    /// Mean extra time of a slow step over the others.
+    pub extra_ns: i64,
+    pub steps: Vec<u32>,
+    /// The idle cause of the slow steps ("" when unknown).
+    pub cause: String,
+    pub sub_cause: String,
+    /// What the cause was about: the file, for io.
+    pub what: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StartupReport {
+    /// From the start of the trace to the steady state.
+    pub ns: i64,
+    pub until_ns: i64,
+    /// Share of the trace, in percent.
+    pub share_pct: f64,
+    /// Start-up covers at least half of the trace.
+    pub mostly: bool,
+    /// Nothing runs on the GPU after start-up: no steady state to advise on.
+    pub all: bool,
+    /// Grouped by kind and call, longest first.
+    pub items: Vec<StartupItemReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StartupItemReport {
+    /// "context", "module-load", "autotune", "compile" or "graph-capture".
+    pub kind: &'static str,
+    pub what: String,
+    pub count: usize,
+    pub ns: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -150,11 +206,13 @@ impl Report {
             },
             steps: StepSummary {
                 count: d.steps.steps.len(),
+                mean_ns: d.steps.mean_ns,
                 median_ns: d.steps.median_ns,
                 p90_ns: d.steps.p90_ns,
                 source: match d.steps.source {
                     StepSource::ProfilerStep => "profiler_step",
                     StepSource::Nvtx => "nvtx",
+                    StepSource::LoopCalls => "loop_calls",
                     StepSource::Detected => "detected",
                     StepSource::None => "none",
                 },
@@ -166,7 +224,53 @@ impl Report {
                     .map(|s| s.index)
                     .collect(),
                 marked_by: d.steps.label.clone(),
+                dropped: d
+                    .steps
+                    .dropped
+                    .iter()
+                    .map(|x| DroppedReport {
+                        index: x.index,
+                        reason: x.reason,
+                    })
+                    .collect(),
+                periodic: d.steps.periodic.as_ref().map(|p| PeriodicReport {
+                    every: p.every,
+                    extra_ns: p.extra_ns,
+                    steps: p.steps.clone(),
+                    cause: p.cause.to_string(),
+                    sub_cause: p.sub.to_string(),
+                    what: p.what.clone(),
+                }),
             },
+            startup: d.startup.as_ref().map(|s| {
+                let mut items: Vec<StartupItemReport> = Vec::new();
+                for it in &s.items {
+                    match items
+                        .iter_mut()
+                        .find(|x| x.kind == it.kind && x.what == it.what)
+                    {
+                        Some(x) => {
+                            x.count += 1;
+                            x.ns += it.dur();
+                        }
+                        None => items.push(StartupItemReport {
+                            kind: it.kind,
+                            what: it.what.clone(),
+                            count: 1,
+                            ns: it.dur(),
+                        }),
+                    }
+                }
+                items.sort_by_key(|x| std::cmp::Reverse(x.ns));
+                StartupReport {
+                    ns: s.ns(),
+                    until_ns: s.until,
+                    share_pct: s.share_pct,
+                    mostly: s.mostly(),
+                    all: s.all,
+                    items,
+                }
+            }),
             devices,
             findings: d
                 .findings
@@ -188,9 +292,57 @@ impl Report {
                     NoteLevel::Warning => format!("warning: {}", n.text),
                     NoteLevel::Info => n.text.clone(),
                 })
+                .chain(step_notes(&d.steps))
+                .chain(d.startup.as_ref().and_then(|s| {
+                    if s.all {
+                        Some(format!(
+                            "the trace is all start-up ({:.0}% of it, {}): \
+                             no steady state to diagnose",
+                            s.share_pct,
+                            super::text::dur(s.ns())
+                        ))
+                    } else if s.mostly() {
+                        Some(format!(
+                            "the trace is mostly start-up ({:.0}% of it, {}); \
+                             the findings cover the rest only",
+                            s.share_pct,
+                            super::text::dur(s.ns())
+                        ))
+                    } else {
+                        None
+                    }
+                }))
                 .collect(),
             hta_compat: None,
         }
+    }
+
+    /// The one-line step headline: "mean 85 ms (median 12 ms, p90 310 ms);
+    /// every 4th step +290 ms: io on ckpt.bin". `dur` formats a duration.
+    pub fn steps_headline(&self, dur: impl Fn(i64) -> String) -> String {
+        let s = &self.steps;
+        let mut out = format!(
+            "steps {}, mean {} (median {}, p90 {})",
+            s.count,
+            dur(s.mean_ns),
+            dur(s.median_ns),
+            dur(s.p90_ns)
+        );
+        if let Some(p) = &s.periodic {
+            out += &format!("; every {} steps +{}", p.every, dur(p.extra_ns));
+            if !p.cause.is_empty() {
+                let label = if p.sub_cause.is_empty() {
+                    p.cause.clone()
+                } else {
+                    format!("{}/{}", p.cause, p.sub_cause)
+                };
+                out += &format!(": {label}");
+                if !p.what.is_empty() {
+                    out += &format!(" on {}", p.what);
+                }
+            }
+        }
+        out
     }
 
     pub fn to_json(&self) -> String {
@@ -228,4 +380,34 @@ impl Report {
             .sum::<f64>()
             / self.devices.len() as f64
     }
+}
+
+/// Notes on the step markers that gave no step.
+fn step_notes(s: &Steps) -> Vec<String> {
+    let mut out = Vec::new();
+    for (reason, say) in [
+        (
+            "truncated-first",
+            "the first step was cut off by the start of the trace",
+        ),
+        (
+            "truncated-last",
+            "the last step was cut off by the end of the trace",
+        ),
+        ("start-up", "inside start-up"),
+        ("no-gpu-work", "without GPU work"),
+    ] {
+        let n = s.dropped.iter().filter(|d| d.reason == reason).count();
+        if n == 0 {
+            continue;
+        }
+        out.push(match reason {
+            "truncated-first" | "truncated-last" => format!("{say}; it was dropped"),
+            _ => format!(
+                "{n} step marker{} {say} dropped",
+                if n == 1 { "" } else { "s" }
+            ),
+        });
+    }
+    out
 }

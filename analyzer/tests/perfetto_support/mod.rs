@@ -291,6 +291,9 @@ pub fn native() -> (Timeline, Diagnosis) {
         steps: Steps {
             label: String::new(),
             source: StepSource::ProfilerStep,
+            mean_ns: 0,
+            dropped: vec![],
+            periodic: None,
             steps: vec![
                 Step {
                     index: 0,
@@ -308,6 +311,7 @@ pub fn native() -> (Timeline, Diagnosis) {
             median_ns: 20 * MS,
             p90_ns: 20 * MS,
         },
+        startup: None,
         devices: vec![DeviceDiagnosis {
             gpu: 0,
             window: (2 * MS, 26 * MS),
@@ -375,6 +379,9 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
         steps: Steps {
             label: String::new(),
             source: StepSource::None,
+            mean_ns: 0,
+            dropped: vec![],
+            periodic: None,
             steps: vec![Step {
                 index: 0,
                 start: 0,
@@ -384,6 +391,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
             median_ns: 1000,
             p90_ns: 1000,
         },
+        startup: None,
         devices: vec![
             DeviceDiagnosis {
                 gpu: 3,
@@ -483,6 +491,9 @@ pub fn small() -> (Timeline, Diagnosis) {
         steps: Steps {
             label: String::new(),
             source: StepSource::Detected,
+            mean_ns: 0,
+            dropped: vec![],
+            periodic: None,
             steps: vec![Step {
                 index: 0,
                 start: 900,
@@ -492,6 +503,7 @@ pub fn small() -> (Timeline, Diagnosis) {
             median_ns: 2700,
             p90_ns: 2700,
         },
+        startup: None,
         devices: vec![DeviceDiagnosis {
             gpu: 0,
             window: (2500, 3500),

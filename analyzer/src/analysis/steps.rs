@@ -573,4 +573,143 @@ mod tests {
         assert!(!s.steps[0].outlier);
         assert_eq!(percentile(&[], 0.5), 0);
     }
+
+    const MS: Ns = 1_000_000;
+
+    /// Markers of 1 ms on the host every 10 ms, each launching one 10 ms op
+    /// that the GPU runs back to back from t=5 ms: the host is far ahead.
+    fn async_loop(n: usize) -> (Vec<(Ns, Ns)>, Vec<(Ns, Ns, Ns)>) {
+        let ranges = (0..n as Ns).map(|i| (i * MS, i * MS + MS / 2)).collect();
+        let launches = (0..n as Ns)
+            .map(|i| (i * MS + 1, 5 * MS + i * 10 * MS, 5 * MS + (i + 1) * 10 * MS))
+            .collect();
+        (ranges, launches)
+    }
+
+    #[test]
+    fn steps_are_measured_on_the_gpu() {
+        let (r, l) = async_loop(6);
+        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 1000 * MS, None);
+        // Host markers last 0.5 ms; the GPU takes 10 ms per step.
+        assert_eq!(s.steps.len(), 6);
+        assert_eq!(s.mean_ns, 10 * MS);
+        assert_eq!(s.median_ns, 10 * MS);
+        assert_eq!(s.steps[0].start, 5 * MS);
+        assert_eq!(s.steps[5].end, 65 * MS);
+        assert!(s.dropped.is_empty());
+    }
+
+    #[test]
+    fn truncated_and_start_up_markers_are_dropped() {
+        let (mut r, mut l) = async_loop(6);
+        // The last marker is cut off by the end of the trace after 49 µs and
+        // launched nothing.
+        r.push((6 * MS, 6 * MS + 49_000));
+        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 100 * MS, None);
+        assert_eq!(s.steps.len(), 6);
+        assert_eq!(s.dropped.len(), 1);
+        assert_eq!(
+            (s.dropped[0].index, s.dropped[0].reason),
+            (6, "truncated-last")
+        );
+        assert_eq!(s.median_ns, 10 * MS);
+        // Cut off, but with a launch inside: still dropped.
+        l.push((6 * MS + 1, 65 * MS, 66 * MS));
+        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 100 * MS, None);
+        assert_eq!(s.steps.len(), 6);
+        assert_eq!(s.dropped[0].reason, "truncated-last");
+        // A marker that reaches the end of the trace is cut off too.
+        let (r, l) = async_loop(6);
+        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 5 * MS + MS / 2, None);
+        assert_eq!(s.steps.len(), 5);
+        // Markers starting inside start-up give no step.
+        let st = super::super::startup::chain(
+            vec![super::super::types::StartupItem {
+                kind: "context",
+                what: "cudaFree".into(),
+                start: 0,
+                end: 2 * MS - 1,
+                pid: 1,
+                tid: 1,
+            }],
+            0,
+            0,
+            100 * MS,
+            Some(60 * MS),
+            |_| false,
+        );
+        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 100 * MS, st.as_ref());
+        assert_eq!(s.steps.len(), 4);
+        assert!(
+            s.dropped
+                .iter()
+                .all(|d| d.reason == "start-up" && d.index < 2)
+        );
+        // The first marker, much shorter than the others, was cut off by the
+        // start of the trace.
+        let (mut r, l) = async_loop(6);
+        r[0].0 = r[0].1 - 10_000;
+        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 100 * MS, None);
+        assert_eq!(s.dropped[0].reason, "truncated-first");
+        assert_eq!(s.steps.len(), 5);
+    }
+
+    fn gap(start: Ns, end: Ns, cause: super::super::Cause, sub: &'static str) -> IdleGap {
+        IdleGap {
+            start,
+            end,
+            cause,
+            sub,
+            pid: 1,
+            tid: 1,
+        }
+    }
+
+    #[test]
+    fn periodic_outliers_and_their_cause() {
+        use super::super::Cause;
+        // 16 steps of 10 ms; every 4th one 30 ms longer, idle on a file write.
+        let mut ranges = Vec::new();
+        let mut gaps = Vec::new();
+        let mut t = 0;
+        for i in 0..16 {
+            let d = if i % 4 == 3 { 40 * MS } else { 10 * MS };
+            ranges.push((t, t + d));
+            if i % 4 == 3 {
+                gaps.push(gap(t + 9 * MS, t + 39 * MS, Cause::Io, "ext4"));
+            } else {
+                gaps.push(gap(t + 9 * MS, t + 9 * MS + 100, Cause::Cpu, "python"));
+            }
+            t += d;
+        }
+        let s = build(StepSource::ProfilerStep, ranges);
+        assert_eq!(s.mean_ns, 175 * MS / 10);
+        assert_eq!(s.median_ns, 10 * MS);
+        let p = find_periodic(&s, &gaps, |g| format!("{}.bin", g.sub)).unwrap();
+        assert_eq!(p.every, 4);
+        assert_eq!(p.steps, vec![3, 7, 11, 15]);
+        assert_eq!(p.extra_ns, 30 * MS);
+        assert_eq!(
+            (p.cause, p.sub, p.what.as_str()),
+            ("io", "ext4", "ext4.bin")
+        );
+        // Irregular slow steps are no period.
+        let s = build(
+            StepSource::ProfilerStep,
+            (0..16)
+                .map(|i| {
+                    let d = if [1, 2, 9].contains(&i) { 40 } else { 10 };
+                    (i * 100 * MS, i * 100 * MS + d * MS)
+                })
+                .collect(),
+        );
+        assert!(find_periodic(&s, &gaps, |_| String::new()).is_none());
+    }
+
+    #[test]
+    fn one_median() {
+        assert_eq!(median(vec![4, 1, 3, 2]), 2);
+        assert_eq!(median(vec![3, 1, 2]), 2);
+        assert_eq!(median(vec![]), 0);
+    }
 }

@@ -34,7 +34,8 @@ pub struct ProcessSummary {
     pub count: usize,
     /// Processes that launched GPU work.
     pub trainers: usize,
-    /// Children of a trainer (DataLoader workers, typically).
+    /// Processes that feed a trainer: its descendants forked after it started
+    /// (DataLoader workers, typically) and pipe peers; never its launchers.
     pub workers: usize,
     pub gpu_capture: Vec<String>,
 }
@@ -139,11 +140,18 @@ impl Report {
             })
             .map(|p| p.pid)
             .collect();
-        let workers = tl
+        // Producers, not every child: a wrapper's helpers are not workers.
+        let mut workers: Vec<usize> = tl
             .processes
             .iter()
-            .filter(|p| trainers.contains(&p.ppid))
-            .count();
+            .enumerate()
+            .filter(|(_, p)| trainers.contains(&p.pid))
+            .flat_map(|(i, _)| crate::analysis::context::producer_processes(tl, i))
+            .filter(|&i| !trainers.contains(&tl.processes[i].pid))
+            .collect();
+        workers.sort_unstable();
+        workers.dedup();
+        let workers = workers.len();
         let command = tl
             .processes
             .iter()

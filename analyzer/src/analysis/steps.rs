@@ -111,8 +111,9 @@ pub fn on_gpu(
         let others: Vec<Ns> = (0..cpu.len()).filter(|&k| k != i).map(|k| cpu[k]).collect();
         others.len() >= min_others && (cpu[i] as f64) < TRUNCATED_FACTOR * median(others) as f64
     };
-    // (marker, first GPU start, last GPU end) of the markers that give a step.
-    let mut kept: Vec<(usize, Ns, Ns)> = Vec::new();
+    // (marker, first GPU start, last GPU end, launch of the first op) of the
+    // markers that give a step.
+    let mut kept: Vec<(usize, Ns, Ns, Ns)> = Vec::new();
     for (i, &(a, b)) in ranges.iter().enumerate() {
         let last = i + 1 == ranges.len();
         if startup.is_some_and(|s| a < s.until) {
@@ -130,9 +131,10 @@ pub fn on_gpu(
         let lo = launches.partition_point(|l| l.0 < a);
         let hi = launches.partition_point(|l| l.0 < b);
         let ops = &launches[lo..hi];
-        let (Some(first), Some(end)) =
-            (ops.iter().map(|l| l.1).min(), ops.iter().map(|l| l.2).max())
-        else {
+        let (Some(first), Some(end)) = (
+            ops.iter().min_by_key(|l| (l.1, l.0)),
+            ops.iter().map(|l| l.2).max(),
+        ) else {
             // The last marker launching nothing was cut off before it did.
             drop(
                 &mut dropped,
@@ -145,15 +147,15 @@ pub fn on_gpu(
             );
             continue;
         };
-        kept.push((i, first, end));
+        kept.push((i, first.1, end, first.0));
     }
-    let ranges: Vec<(u32, Ns, Ns)> = kept
+    let ranges: Vec<(u32, Ns, Ns, Ns)> = kept
         .iter()
         .enumerate()
-        .map(|(j, &(i, first, end))| {
+        .map(|(j, &(i, first, end, launch))| {
             // Up to the next step's first op; the last step ends with its work.
             let stop = kept.get(j + 1).map_or(end, |n| n.1);
-            (i as u32, first, stop.max(first))
+            (i as u32, first, stop.max(first), launch)
         })
         .collect();
     Steps {
@@ -170,19 +172,20 @@ pub fn build(source: StepSource, mut ranges: Vec<(Ns, Ns)>) -> Steps {
         ranges
             .iter()
             .enumerate()
-            .map(|(i, &(a, b))| (i as u32, a, b))
+            .map(|(i, &(a, b))| (i as u32, a, b, a))
             .collect(),
     )
 }
 
-/// `build` with each step's marker index given.
-fn build_indexed(source: StepSource, ranges: Vec<(u32, Ns, Ns)>) -> Steps {
+/// `build` with each step's (marker index, start, end, launch) given.
+fn build_indexed(source: StepSource, ranges: Vec<(u32, Ns, Ns, Ns)>) -> Steps {
     let mut steps: Vec<Step> = ranges
         .iter()
-        .map(|&(index, start, end)| Step {
+        .map(|&(index, start, end, launch)| Step {
             index,
             start,
             end,
+            launch,
             outlier: false,
         })
         .collect();
@@ -299,10 +302,12 @@ pub fn io_file(tl: &Timeline, g: &IdleGap) -> String {
     if g.cause != super::Cause::Io {
         return String::new();
     }
+    // The image of the pid that ran then (a wrapper execs the trainer).
     let Some(p) = tl
         .processes
         .iter()
-        .find(|p| p.pid == g.pid && p.thread(g.tid).is_some())
+        .filter(|p| p.pid == g.pid && p.start <= g.start && p.thread(g.tid).is_some())
+        .max_by_key(|p| p.start)
     else {
         return String::new();
     };

@@ -103,8 +103,11 @@ pub enum StepSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Step {
     pub index: u32,
+    /// GPU side: the first op launched inside the step's marker starts.
     pub start: Ns,
     pub end: Ns,
+    /// Host side: when that first op was launched (the replays' mark).
+    pub launch: Ns,
     /// Much slower than the median (see `Steps::outlier_factor`).
     pub outlier: bool,
 }

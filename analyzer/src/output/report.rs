@@ -130,14 +130,17 @@ pub struct FindingReport {
 impl Report {
     pub fn build(tl: &Timeline, d: &Diagnosis) -> Report {
         let (w0, w1) = d.window;
+        // Processes (images: a wrapper that execs keeps the pid) that
+        // launched GPU work.
+        let is_trainer = |p: &crate::model::Process| {
+            p.threads
+                .iter()
+                .any(|t| t.spans.iter().any(|s| s.kind.is_named() && s.arg != 0))
+        };
         let trainers: Vec<u32> = tl
             .processes
             .iter()
-            .filter(|p| {
-                p.threads
-                    .iter()
-                    .any(|t| t.spans.iter().any(|s| s.kind.is_named() && s.arg != 0))
-            })
+            .filter(|p| is_trainer(p))
             .map(|p| p.pid)
             .collect();
         // Producers, not every child: a wrapper's helpers are not workers.
@@ -145,7 +148,7 @@ impl Report {
             .processes
             .iter()
             .enumerate()
-            .filter(|(_, p)| trainers.contains(&p.pid))
+            .filter(|(_, p)| is_trainer(p))
             .flat_map(|(i, _)| crate::analysis::context::producer_processes(tl, i))
             .filter(|&i| !trainers.contains(&tl.processes[i].pid))
             .collect();
@@ -155,7 +158,7 @@ impl Report {
         let command = tl
             .processes
             .iter()
-            .find(|p| trainers.contains(&p.pid))
+            .find(|p| is_trainer(p))
             .or_else(|| tl.processes.first())
             .map(|p| p.cmdline.clone())
             .unwrap_or_default();
@@ -337,7 +340,14 @@ impl Report {
             dur(s.p90_ns)
         );
         if let Some(p) = &s.periodic {
-            out += &format!("; every {} steps +{}", p.every, dur(p.extra_ns));
+            let th = match (p.every % 10, p.every % 100) {
+                (_, 11..=13) => "th",
+                (1, _) => "st",
+                (2, _) => "nd",
+                (3, _) => "rd",
+                _ => "th",
+            };
+            out += &format!("; every {}{th} step +{}", p.every, dur(p.extra_ns));
             if !p.cause.is_empty() {
                 let label = if p.sub_cause.is_empty() {
                     p.cause.clone()

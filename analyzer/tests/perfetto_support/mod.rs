@@ -299,6 +299,7 @@ pub fn native() -> (Timeline, Diagnosis) {
                     index: 0,
                     start: MS,
                     end: 21 * MS,
+                    launch: MS,
                     outlier: false,
                 },
                 Step {
@@ -386,6 +387,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
                 index: 0,
                 start: 0,
                 end: 1000,
+                launch: 0,
                 outlier: false,
             }],
             median_ns: 1000,
@@ -498,6 +500,7 @@ pub fn small() -> (Timeline, Diagnosis) {
                 index: 0,
                 start: 900,
                 end: 3600,
+                launch: 900,
                 outlier: false,
             }],
             median_ns: 2700,

@@ -104,6 +104,9 @@ pub fn on_gpu(
             reason,
         })
     };
+    // Only markers with ends of their own (ProfilerStep ranges) can be cut
+    // short; ranges between two boundaries are whole.
+    let own_ends = source == StepSource::ProfilerStep;
     // The median marker, leaving out the one judged (a cut-off marker must
     // not set the yardstick it is judged by).
     let cpu: Vec<Ns> = ranges.iter().map(|r| r.1 - r.0).collect();
@@ -120,11 +123,11 @@ pub fn on_gpu(
             drop(&mut dropped, i, "start-up");
             continue;
         }
-        if i == 0 && !last && short(i, 2) {
+        if i == 0 && !last && own_ends && short(i, 2) {
             drop(&mut dropped, i, "truncated-first");
             continue;
         }
-        if last && i > 0 && (short(i, 1) || b >= trace_end) {
+        if last && i > 0 && ((own_ends && short(i, 1)) || b >= trace_end) {
             drop(&mut dropped, i, "truncated-last");
             continue;
         }
@@ -243,7 +246,8 @@ pub fn find_periodic(
 ) -> Option<Periodic> {
     let n = steps.steps.len();
     let slow: Vec<usize> = (0..n).filter(|&i| steps.steps[i].outlier).collect();
-    if n < 6 || slow.len() < 2 || 2 * slow.len() > n {
+    // Two slow steps are a coincidence; three at one spacing are a period.
+    if n < 6 || slow.len() < 3 || 2 * slow.len() > n {
         return None;
     }
     let diffs: Vec<usize> = slow.windows(2).map(|w| w[1] - w[0]).collect();
@@ -415,23 +419,36 @@ fn repeating_range(tl: &Timeline, steplike_only: bool) -> Option<Markers> {
     })
 }
 
-/// A DataLoader `__next__` (true) or `optimizer.step` (false) range, by its
-/// lower-cased name.
-fn is_loop_call(lower: &str) -> Option<bool> {
+/// A call the training loop makes once per iteration.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LoopCall {
+    /// DataLoader `__next__`: starts an iteration.
+    Next,
+    /// `optimizer.zero_grad`: starts one when no `__next__` is seen.
+    ZeroGrad,
+    /// `optimizer.step`: ends one.
+    Step,
+}
+
+/// The loop call a range is, by its lower-cased name.
+fn is_loop_call(lower: &str) -> Option<LoopCall> {
     if lower.contains("dataloader") && lower.contains("__next__") {
-        Some(true)
+        Some(LoopCall::Next)
+    } else if lower.starts_with("optimizer.zero_grad") {
+        Some(LoopCall::ZeroGrad)
     } else if lower.starts_with("optimizer.step") {
-        Some(false)
+        Some(LoopCall::Step)
     } else {
         None
     }
 }
 
 /// Iterations from the loop's own calls, on the thread that makes the most:
-/// each DataLoader `__next__` starts one (the last one ends with the
-/// optimizer step after it); else each `optimizer.step` ends one.
+/// each DataLoader `__next__` (else each `optimizer.zero_grad`) starts one,
+/// the last one ending with the optimizer step after it; else each
+/// `optimizer.step` ends one.
 fn loop_calls(tl: &Timeline) -> Option<Markers> {
-    let class: Vec<Option<bool>> = tl
+    let class: Vec<Option<LoopCall>> = tl
         .strings
         .iter()
         .map(|(_, s)| is_loop_call(&s.to_ascii_lowercase()))
@@ -442,34 +459,31 @@ fn loop_calls(tl: &Timeline) -> Option<Markers> {
     let mut best: Option<(usize, Markers)> = None;
     for (pi, p) in tl.processes.iter().enumerate() {
         for t in &p.threads {
-            let (mut next, mut opt) = (Vec::new(), Vec::new());
-            let mut label = [None, None];
+            // Ranges and the first name id of each kind of call.
+            let mut calls: [(Vec<(Ns, Ns)>, Option<StrId>); 3] = Default::default();
             for s in t.spans.iter().filter(|s| s.kind == SpanKind::Annotation) {
-                match class.get(s.id as usize).copied().flatten() {
-                    Some(true) => {
-                        next.push((s.ts, s.end()));
-                        label[0].get_or_insert(s.id);
-                    }
-                    Some(false) => {
-                        opt.push((s.ts, s.end()));
-                        label[1].get_or_insert(s.id);
-                    }
-                    None => {}
+                if let Some(c) = class.get(s.id as usize).copied().flatten() {
+                    let k = &mut calls[c as usize];
+                    k.0.push((s.ts, s.end()));
+                    k.1.get_or_insert(s.id);
                 }
             }
-            let ranges: Vec<(Ns, Ns)> = if next.len() >= 2 {
-                let mut r: Vec<(Ns, Ns)> = next.windows(2).map(|w| (w[0].0, w[1].0)).collect();
-                let last = next[next.len() - 1].0;
-                if let Some(o) = opt.iter().find(|o| o.0 >= last) {
-                    r.push((last, o.1));
+            let [next, zero, opt] = &calls;
+            let starts = [next, zero].into_iter().find(|c| c.0.len() >= 2);
+            let (ranges, id): (Vec<(Ns, Ns)>, _) = match starts {
+                Some((v, id)) => {
+                    let mut r: Vec<(Ns, Ns)> = v.windows(2).map(|w| (w[0].0, w[1].0)).collect();
+                    let last = v[v.len() - 1].0;
+                    if let Some(o) = opt.0.iter().find(|o| o.0 >= last) {
+                        r.push((last, o.1));
+                    }
+                    (r, *id)
                 }
-                r
-            } else if opt.len() >= 2 {
-                opt.windows(2).map(|w| (w[0].1, w[1].1)).collect()
-            } else {
-                continue;
+                None if opt.0.len() >= 2 => {
+                    (opt.0.windows(2).map(|w| (w[0].1, w[1].1)).collect(), opt.1)
+                }
+                None => continue,
             };
-            let id = if next.len() >= 2 { label[0] } else { label[1] };
             if best.as_ref().is_none_or(|b| ranges.len() > b.0) {
                 best = Some((
                     ranges.len(),

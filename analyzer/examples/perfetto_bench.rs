@@ -223,6 +223,7 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
             index: st as u32,
             start: t0,
             end: t0 + step_ns,
+            launch: t0,
             outlier: false,
         });
     }
@@ -302,9 +303,13 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
             label: String::new(),
             source: StepSource::ProfilerStep,
             steps,
+            mean_ns: step_ns,
             median_ns: step_ns,
             p90_ns: step_ns,
+            dropped: vec![],
+            periodic: None,
         },
+        startup: None,
         devices: vec![DeviceDiagnosis {
             gpu: 0,
             window: (0, end),
@@ -322,13 +327,8 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
 fn empty_diagnosis() -> Diagnosis {
     Diagnosis {
         window: (0, 0),
-        steps: Steps {
-            label: String::new(),
-            source: StepSource::None,
-            steps: vec![],
-            median_ns: 0,
-            p90_ns: 0,
-        },
+        steps: Steps::default(),
+        startup: None,
         devices: vec![],
         findings: vec![],
     }

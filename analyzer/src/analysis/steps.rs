@@ -49,10 +49,9 @@ pub fn find(tl: &Timeline, corr: &CorrIndex, startup: Option<&Startup>) -> Steps
     match markers {
         Some(m) => {
             let launches = launches(tl, corr, m.process);
-            let end = tl.extent().map_or(Ns::MAX, |e| e.1);
             Steps {
                 label: m.label,
-                ..on_gpu(m.source, &m.ranges, &launches, end, startup)
+                ..on_gpu(m.source, &m.ranges, &launches, startup)
             }
         }
         None => Steps::default(),
@@ -85,12 +84,11 @@ fn launches(tl: &Timeline, corr: &CorrIndex, pi: Option<u32>) -> Vec<(Ns, Ns, Ns
 /// Steps on the GPU from host-side marker ranges and the launches (see
 /// `launches`). Markers that launched nothing, truncated first and last
 /// markers, and markers that begin inside start-up give no step; each is
-/// listed in `dropped` with the reason. `trace_end` is the trace's last event.
+/// listed in `dropped` with the reason.
 pub fn on_gpu(
     source: StepSource,
     ranges: &[(Ns, Ns)],
     launches: &[(Ns, Ns, Ns)],
-    trace_end: Ns,
     startup: Option<&Startup>,
 ) -> Steps {
     let mut ranges = ranges.to_vec();
@@ -127,7 +125,7 @@ pub fn on_gpu(
             drop(&mut dropped, i, "truncated-first");
             continue;
         }
-        if last && i > 0 && ((own_ends && short(i, 1)) || b >= trace_end) {
+        if last && i > 0 && own_ends && short(i, 1) {
             drop(&mut dropped, i, "truncated-last");
             continue;
         }
@@ -608,7 +606,7 @@ mod tests {
     #[test]
     fn steps_are_measured_on_the_gpu() {
         let (r, l) = async_loop(6);
-        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 1000 * MS, None);
+        let s = on_gpu(StepSource::ProfilerStep, &r, &l, None);
         // Host markers last 0.5 ms; the GPU takes 10 ms per step.
         assert_eq!(s.steps.len(), 6);
         assert_eq!(s.mean_ns, 10 * MS);
@@ -624,7 +622,7 @@ mod tests {
         // The last marker is cut off by the end of the trace after 49 µs and
         // launched nothing.
         r.push((6 * MS, 6 * MS + 49_000));
-        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 100 * MS, None);
+        let s = on_gpu(StepSource::ProfilerStep, &r, &l, None);
         assert_eq!(s.steps.len(), 6);
         assert_eq!(s.dropped.len(), 1);
         assert_eq!(
@@ -634,13 +632,10 @@ mod tests {
         assert_eq!(s.median_ns, 10 * MS);
         // Cut off, but with a launch inside: still dropped.
         l.push((6 * MS + 1, 65 * MS, 66 * MS));
-        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 100 * MS, None);
+        let s = on_gpu(StepSource::ProfilerStep, &r, &l, None);
         assert_eq!(s.steps.len(), 6);
         assert_eq!(s.dropped[0].reason, "truncated-last");
-        // A marker that reaches the end of the trace is cut off too.
         let (r, l) = async_loop(6);
-        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 5 * MS + MS / 2, None);
-        assert_eq!(s.steps.len(), 5);
         // Markers starting inside start-up give no step.
         let st = super::super::startup::chain(
             vec![super::super::types::StartupItem {
@@ -657,7 +652,7 @@ mod tests {
             Some(60 * MS),
             |_| false,
         );
-        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 100 * MS, st.as_ref());
+        let s = on_gpu(StepSource::ProfilerStep, &r, &l, st.as_ref());
         assert_eq!(s.steps.len(), 4);
         assert!(
             s.dropped
@@ -668,7 +663,7 @@ mod tests {
         // start of the trace.
         let (mut r, l) = async_loop(6);
         r[0].0 = r[0].1 - 10_000;
-        let s = on_gpu(StepSource::ProfilerStep, &r, &l, 100 * MS, None);
+        let s = on_gpu(StepSource::ProfilerStep, &r, &l, None);
         assert_eq!(s.dropped[0].reason, "truncated-first");
         assert_eq!(s.steps.len(), 5);
     }

@@ -306,6 +306,7 @@ pub fn native() -> (Timeline, Diagnosis) {
                     index: 1,
                     start: 21 * MS,
                     end: 41 * MS,
+                    launch: 21 * MS,
                     outlier: true,
                 },
             ],

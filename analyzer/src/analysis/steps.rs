@@ -18,6 +18,11 @@ pub const OUTLIER_FACTOR: f64 = 1.5;
 /// off by the start or end of the trace.
 const TRUNCATED_FACTOR: f64 = 0.25;
 
+/// A host-side [start, end) range.
+type Range = (Ns, Ns);
+/// A GPU op by (launch time, GPU start, GPU end).
+type Launch = (Ns, Ns, Ns);
+
 /// Host-side markers: [start, end) ranges, one per iteration, and the
 /// process whose launches they hold (None: every process).
 struct Markers {
@@ -60,8 +65,8 @@ pub fn find(tl: &Timeline, corr: &CorrIndex, startup: Option<&Startup>) -> Steps
 
 /// (launch time, GPU start, GPU end) of every GPU op launched by process
 /// `pi` (every process when None), by launch time.
-fn launches(tl: &Timeline, corr: &CorrIndex, pi: Option<u32>) -> Vec<(Ns, Ns, Ns)> {
-    let mut v: Vec<(Ns, Ns, Ns)> = tl
+fn launches(tl: &Timeline, corr: &CorrIndex, pi: Option<u32>) -> Vec<Launch> {
+    let mut v: Vec<Launch> = tl
         .gpus
         .par_iter()
         .flat_map(|g| g.streams.par_iter())
@@ -87,8 +92,8 @@ fn launches(tl: &Timeline, corr: &CorrIndex, pi: Option<u32>) -> Vec<(Ns, Ns, Ns
 /// listed in `dropped` with the reason.
 pub fn on_gpu(
     source: StepSource,
-    ranges: &[(Ns, Ns)],
-    launches: &[(Ns, Ns, Ns)],
+    ranges: &[Range],
+    launches: &[Launch],
     startup: Option<&Startup>,
 ) -> Steps {
     let mut ranges = ranges.to_vec();
@@ -370,7 +375,9 @@ fn profiler_steps(tl: &Timeline) -> Option<(u32, Vec<(Ns, Ns)>)> {
 /// otherwise the most regular one. DataLoader and optimizer calls are left
 /// to `loop_calls`.
 fn repeating_range(tl: &Timeline, steplike_only: bool) -> Option<Markers> {
-    let mut best: Option<((bool, i64), u32, StrId, Vec<Ns>)> = None;
+    // (score, process, name, starts) of the best so far.
+    type Best = ((bool, i64), u32, StrId, Vec<Ns>);
+    let mut best: Option<Best> = None;
     for (pi, p) in tl.processes.iter().enumerate() {
         for t in &p.threads {
             let mut by_name: FxHashMap<StrId, Vec<(Ns, Ns)>> = FxHashMap::default();
@@ -458,7 +465,7 @@ fn loop_calls(tl: &Timeline) -> Option<Markers> {
     for (pi, p) in tl.processes.iter().enumerate() {
         for t in &p.threads {
             // Ranges and the first name id of each kind of call.
-            let mut calls: [(Vec<(Ns, Ns)>, Option<StrId>); 3] = Default::default();
+            let mut calls: [(Vec<Range>, Option<StrId>); 3] = Default::default();
             for s in t.spans.iter().filter(|s| s.kind == SpanKind::Annotation) {
                 if let Some(c) = class.get(s.id as usize).copied().flatten() {
                     let k = &mut calls[c as usize];
@@ -595,7 +602,7 @@ mod tests {
 
     /// Markers of 1 ms on the host every 10 ms, each launching one 10 ms op
     /// that the GPU runs back to back from t=5 ms: the host is far ahead.
-    fn async_loop(n: usize) -> (Vec<(Ns, Ns)>, Vec<(Ns, Ns, Ns)>) {
+    fn async_loop(n: usize) -> (Vec<Range>, Vec<Launch>) {
         let ranges = (0..n as Ns).map(|i| (i * MS, i * MS + MS / 2)).collect();
         let launches = (0..n as Ns)
             .map(|i| (i * MS + 1, 5 * MS + i * 10 * MS, 5 * MS + (i + 1) * 10 * MS))

@@ -339,28 +339,35 @@ impl Report {
             dur(s.median_ns),
             dur(s.p90_ns)
         );
-        if let Some(p) = &s.periodic {
-            let th = match (p.every % 10, p.every % 100) {
-                (_, 11..=13) => "th",
-                (1, _) => "st",
-                (2, _) => "nd",
-                (3, _) => "rd",
-                _ => "th",
-            };
-            out += &format!("; every {}{th} step +{}", p.every, dur(p.extra_ns));
-            if !p.cause.is_empty() {
-                let label = if p.sub_cause.is_empty() {
-                    p.cause.clone()
-                } else {
-                    format!("{}/{}", p.cause, p.sub_cause)
-                };
-                out += &format!(": {label}");
-                if !p.what.is_empty() {
-                    out += &format!(" on {}", p.what);
-                }
-            }
+        if let Some(p) = self.periodic_text(&dur) {
+            out += &format!("; {p}");
         }
         out
+    }
+
+    /// "every 4th step +290 ms: io/ext4 on ckpt.bin", when slow steps recur.
+    pub fn periodic_text(&self, dur: impl Fn(i64) -> String) -> Option<String> {
+        let p = self.steps.periodic.as_ref()?;
+        let th = match (p.every % 10, p.every % 100) {
+            (_, 11..=13) => "th",
+            (1, _) => "st",
+            (2, _) => "nd",
+            (3, _) => "rd",
+            _ => "th",
+        };
+        let mut out = format!("every {}{th} step +{}", p.every, dur(p.extra_ns));
+        if !p.cause.is_empty() {
+            let label = if p.sub_cause.is_empty() {
+                p.cause.clone()
+            } else {
+                format!("{}/{}", p.cause, p.sub_cause)
+            };
+            out += &format!(": {label}");
+            if !p.what.is_empty() {
+                out += &format!(" on {}", p.what);
+            }
+        }
+        Some(out)
     }
 
     pub fn to_json(&self) -> String {

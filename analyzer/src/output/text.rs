@@ -140,8 +140,15 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         );
         let _ = writeln!(o, "{}", cut(&line, 100));
     }
-    if r.steps.periodic.is_some() {
-        let _ = writeln!(o, "  {}", cut(&r.steps_headline(dur), 96));
+    for n in r
+        .notes
+        .iter()
+        .filter(|n| n.contains("cut off") || n.contains("mostly start-up"))
+    {
+        let _ = writeln!(o, "note: {}", cut(n, 94));
+    }
+    if let Some(p) = r.periodic_text(dur) {
+        let _ = writeln!(o, "slow steps: {}", cut(&p, 88));
     }
     for d in &r.devices {
         let idle = r.idle_pct(d);

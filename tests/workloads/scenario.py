@@ -61,8 +61,10 @@ def data_file():
     return path
 
 
-def worker(q, kind, n):
-    """A DataLoader-style worker: makes `n` batches, each costing CPU or I/O."""
+def worker(q, kind, n, delay=0.0):
+    """A DataLoader-style worker: makes `n` batches, each costing CPU or I/O,
+    after `delay` seconds (staggered workers deliver evenly, not in pairs)."""
+    time.sleep(delay)
     path = data_file() if kind == "io" else None
     for _ in range(n):
         if kind == "cpu":
@@ -115,7 +117,10 @@ def main():
         ctx = mp.get_context("fork")
         wq = ctx.Queue(maxsize=4)
         per = (STEPS + 2) // 2
-        workers = [ctx.Process(target=worker, args=(wq, "cpu2", per)) for _ in range(2)]
+        workers = [
+            ctx.Process(target=worker, args=(wq, "cpu2", per, k * (0.002 if fixed else 0.08)))
+            for k in range(2)
+        ]
         for w in workers:
             w.start()
         q = queue.Queue(maxsize=2)

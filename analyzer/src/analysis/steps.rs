@@ -53,47 +53,109 @@ pub fn find(tl: &Timeline, corr: &CorrIndex, startup: Option<&Startup>) -> Steps
         });
     match markers {
         Some(m) => {
-            let launches = launches(tl, corr, m.process);
+            let ops_in = stream_launches(tl, corr, m.process);
             Steps {
                 label: m.label,
-                ..on_gpu(m.source, &m.ranges, &launches, startup)
+                ..on_gpu(m.source, &m.ranges, &ops_in, startup)
             }
         }
         None => Steps::default(),
     }
 }
 
-/// (launch time, GPU start, GPU end) of every GPU op launched by process
-/// `pi` (every process when None), by launch time.
-fn launches(tl: &Timeline, corr: &CorrIndex, pi: Option<u32>) -> Vec<Launch> {
-    let mut v: Vec<Launch> = tl
-        .gpus
-        .par_iter()
-        .flat_map(|g| g.streams.par_iter())
-        .flat_map_iter(|s| {
-            s.ops.iter().filter_map(|o| {
-                let r = corr.get(o.corr)?;
-                if pi.is_some_and(|p| p != r.process) {
-                    return None;
-                }
-                let span = tl.processes[r.process as usize].threads[r.thread as usize].spans
-                    [r.span as usize];
-                Some((span.ts, o.start, o.end))
-            })
+/// The GPU ops launched in [a, b): (earliest GPU start, latest GPU end, the
+/// launch time of the earliest), or None when there are none.
+pub type OpsIn<'a> = dyn Fn(Ns, Ns) -> Option<Launch> + 'a;
+
+/// `OpsIn` over the streams process `pi` (every process when None) launched
+/// onto. A stream runs its ops in launch order, so each is searched by
+/// launch time, without copying or sorting its ops.
+fn stream_launches<'a>(
+    tl: &'a Timeline,
+    corr: &'a CorrIndex,
+    pi: Option<u32>,
+) -> impl Fn(Ns, Ns) -> Option<Launch> + 'a {
+    let launch = move |o: &crate::model::GpuOp| {
+        corr.get(o.corr).map(|r| {
+            let t = &tl.processes[r.process as usize].threads[r.thread as usize];
+            (r.process, t.spans[r.span as usize].ts)
         })
+    };
+    // Streams with a linked op of the process.
+    let streams: Vec<&'a [crate::model::GpuOp]> = tl
+        .gpus
+        .iter()
+        .flat_map(|g| &g.streams)
+        .filter(|s| {
+            s.ops
+                .iter()
+                .find_map(launch)
+                .is_some_and(|(p, _)| pi.is_none_or(|pi| pi == p))
+        })
+        .map(|s| &s.ops[..])
         .collect();
-    v.par_sort_unstable();
-    v
+    // The search key: an unlinked op (NCCL kernels, lost API records) sorts
+    // with the linked op before it, or by its start when none is near.
+    let key = move |ops: &[crate::model::GpuOp], k: usize| {
+        (k.saturating_sub(64)..=k)
+            .rev()
+            .find_map(|j| launch(&ops[j]).map(|l| l.1))
+            .unwrap_or(ops[k].start)
+    };
+    move |a: Ns, b: Ns| {
+        let mut best: Option<Launch> = None;
+        for ops in &streams {
+            let lo = partition(ops.len(), |k| key(ops, k) < a);
+            let hi = partition(ops.len(), |k| key(ops, k) < b);
+            // Only ops linked to their launch count (as before the search).
+            let Some(f) = (lo..hi).find(|&k| launch(&ops[k]).is_some()) else {
+                continue;
+            };
+            let l = (lo..hi)
+                .rev()
+                .find(|&k| launch(&ops[k]).is_some())
+                .unwrap_or(f);
+            let (first, last) = (&ops[f], &ops[l]);
+            let at = key(ops, f);
+            best = Some(match best {
+                None => (first.start, last.end, at),
+                Some((s, e, la)) => {
+                    let (s, la) = if first.start < s {
+                        (first.start, at)
+                    } else {
+                        (s, la)
+                    };
+                    (s, e.max(last.end), la)
+                }
+            });
+        }
+        best
+    }
 }
 
-/// Steps on the GPU from host-side marker ranges and the launches (see
-/// `launches`). Markers that launched nothing, truncated first and last
+/// The first index in 0..n where `pred` is false (it is true before, false
+/// after), as `slice::partition_point` does over indices.
+fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Steps on the GPU from host-side marker ranges and the ops launched in
+/// them (`ops_in`). Markers that launched nothing, truncated first and last
 /// markers, and markers that begin inside start-up give no step; each is
 /// listed in `dropped` with the reason.
 pub fn on_gpu(
     source: StepSource,
     ranges: &[Range],
-    launches: &[Launch],
+    ops_in: &OpsIn,
     startup: Option<&Startup>,
 ) -> Steps {
     let mut ranges = ranges.to_vec();
@@ -134,13 +196,7 @@ pub fn on_gpu(
             drop(&mut dropped, i, "truncated-last");
             continue;
         }
-        let lo = launches.partition_point(|l| l.0 < a);
-        let hi = launches.partition_point(|l| l.0 < b);
-        let ops = &launches[lo..hi];
-        let (Some(first), Some(end)) = (
-            ops.iter().min_by_key(|l| (l.1, l.0)),
-            ops.iter().map(|l| l.2).max(),
-        ) else {
+        let Some((first, end, launch)) = ops_in(a, b) else {
             // The last marker launching nothing was cut off before it did.
             drop(
                 &mut dropped,
@@ -153,7 +209,7 @@ pub fn on_gpu(
             );
             continue;
         };
-        kept.push((i, first.1, end, first.0));
+        kept.push((i, first, end, launch));
     }
     let ranges: Vec<(u32, Ns, Ns, Ns)> = kept
         .iter()
@@ -602,6 +658,15 @@ mod tests {
 
     /// Markers of 1 ms on the host every 10 ms, each launching one 10 ms op
     /// that the GPU runs back to back from t=5 ms: the host is far ahead.
+    /// `OpsIn` over a list of (launch, start, end).
+    fn list(l: &[Launch]) -> impl Fn(Ns, Ns) -> Option<Launch> + '_ {
+        move |a, b| {
+            let ops: Vec<&Launch> = l.iter().filter(|x| a <= x.0 && x.0 < b).collect();
+            let first = ops.iter().min_by_key(|x| (x.1, x.0))?;
+            Some((first.1, ops.iter().map(|x| x.2).max()?, first.0))
+        }
+    }
+
     fn async_loop(n: usize) -> (Vec<Range>, Vec<Launch>) {
         let ranges = (0..n as Ns).map(|i| (i * MS, i * MS + MS / 2)).collect();
         let launches = (0..n as Ns)
@@ -613,7 +678,7 @@ mod tests {
     #[test]
     fn steps_are_measured_on_the_gpu() {
         let (r, l) = async_loop(6);
-        let s = on_gpu(StepSource::ProfilerStep, &r, &l, None);
+        let s = on_gpu(StepSource::ProfilerStep, &r, &list(&l), None);
         // Host markers last 0.5 ms; the GPU takes 10 ms per step.
         assert_eq!(s.steps.len(), 6);
         assert_eq!(s.mean_ns, 10 * MS);
@@ -629,7 +694,7 @@ mod tests {
         // The last marker is cut off by the end of the trace after 49 µs and
         // launched nothing.
         r.push((6 * MS, 6 * MS + 49_000));
-        let s = on_gpu(StepSource::ProfilerStep, &r, &l, None);
+        let s = on_gpu(StepSource::ProfilerStep, &r, &list(&l), None);
         assert_eq!(s.steps.len(), 6);
         assert_eq!(s.dropped.len(), 1);
         assert_eq!(
@@ -639,7 +704,7 @@ mod tests {
         assert_eq!(s.median_ns, 10 * MS);
         // Cut off, but with a launch inside: still dropped.
         l.push((6 * MS + 1, 65 * MS, 66 * MS));
-        let s = on_gpu(StepSource::ProfilerStep, &r, &l, None);
+        let s = on_gpu(StepSource::ProfilerStep, &r, &list(&l), None);
         assert_eq!(s.steps.len(), 6);
         assert_eq!(s.dropped[0].reason, "truncated-last");
         let (r, l) = async_loop(6);
@@ -659,7 +724,7 @@ mod tests {
             Some(60 * MS),
             |_| false,
         );
-        let s = on_gpu(StepSource::ProfilerStep, &r, &l, st.as_ref());
+        let s = on_gpu(StepSource::ProfilerStep, &r, &list(&l), st.as_ref());
         assert_eq!(s.steps.len(), 4);
         assert!(
             s.dropped
@@ -670,7 +735,7 @@ mod tests {
         // start of the trace.
         let (mut r, l) = async_loop(6);
         r[0].0 = r[0].1 - 10_000;
-        let s = on_gpu(StepSource::ProfilerStep, &r, &l, None);
+        let s = on_gpu(StepSource::ProfilerStep, &r, &list(&l), None);
         assert_eq!(s.dropped[0].reason, "truncated-first");
         assert_eq!(s.steps.len(), 5);
     }

@@ -85,7 +85,7 @@ def checkpoint(g, dev):
     path = os.path.join(os.environ.get("SCENARIO_DIR", "/tmp"), "ckpt.bin")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     chunk = os.urandom(1 << 20)
-    for _ in range(24):
+    for _ in range(48):
         os.write(fd, chunk)
     os.fsync(fd)
     os.close(fd)

@@ -227,6 +227,7 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
             index: st as u32,
             start: t0,
             end: t0 + step_ns,
+            launch: t0,
             outlier: false,
         });
     }
@@ -306,9 +307,13 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
             label: String::new(),
             source: StepSource::ProfilerStep,
             steps,
+            mean_ns: step_ns,
             median_ns: step_ns,
             p90_ns: step_ns,
+            dropped: vec![],
+            periodic: None,
         },
+        startup: None,
         devices: vec![DeviceDiagnosis {
             gpu: 0,
             window: (0, end),
@@ -345,13 +350,8 @@ fn equal_timestamps(n: u32) -> Timeline {
 fn empty_diagnosis() -> Diagnosis {
     Diagnosis {
         window: (0, 0),
-        steps: Steps {
-            label: String::new(),
-            source: StepSource::None,
-            steps: vec![],
-            median_ns: 0,
-            p90_ns: 0,
-        },
+        steps: Steps::default(),
+        startup: None,
         devices: vec![],
         findings: vec![],
         job: Default::default(),

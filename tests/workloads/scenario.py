@@ -1,12 +1,15 @@
 """Training-loop scenarios on gpusim, each with a known dominant stall, for the
 diagnosis tests. usage: scenario.py LIBGPUSIM NAME [fixed]
 
-NAME: baseline | data_cpu | data_io | io | cpu | precision | memory | sync.
+NAME: baseline | data_cpu | data_io | io | cpu | precision | memory | sync |
+ckpt | pin_workers.
 `fixed` runs the same loop with the stall removed, to check the what-if.
-Every step is a ProfilerStep#N NVTX range, and ends with a stream sync (as
-`loss.item()` does), so host step times track the GPU."""
+Every step is a ProfilerStep#N NVTX range. Most end with a stream sync (as
+`loss.item()` does), so host step times track the GPU; `ckpt` launches
+asynchronously, so its host-side ranges close long before the GPU is done."""
 import multiprocessing as mp
 import os
+import queue
 import random
 import sys
 import time
@@ -58,17 +61,41 @@ def data_file():
     return path
 
 
-def worker(q, kind, n):
-    """A DataLoader-style worker: makes `n` batches, each costing CPU or I/O."""
+def worker(q, kind, n, delay=0.0):
+    """A DataLoader-style worker: makes `n` batches, each costing CPU or I/O,
+    after `delay` seconds (staggered workers deliver evenly, not in pairs)."""
+    time.sleep(delay)
     path = data_file() if kind == "io" else None
     for _ in range(n):
         if kind == "cpu":
             burn(0.004 if fixed else 0.09)
+        elif kind == "cpu2":
+            burn(0.004 if fixed else 0.16)
         else:
             read_random(path, 1500, evicted=not fixed)
         q.put(b"x" * 1024)
     if path:
         os.unlink(path)
+
+
+def checkpoint(g, dev):
+    """A torch.save of the weights: copy them off the GPU (which waits for it),
+    then write and fsync the file."""
+    g.item(dev)
+    path = os.path.join(os.environ.get("SCENARIO_DIR", "/tmp"), "ckpt.bin")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    chunk = os.urandom(1 << 20)
+    for _ in range(48):
+        os.write(fd, chunk)
+    os.fsync(fd)
+    os.close(fd)
+
+
+def pin_thread(src, dst, n):
+    """DataLoader's pin_memory thread: batches from the worker processes'
+    queue into an in-process queue the main thread reads."""
+    for _ in range(n):
+        dst.put(src.get())
 
 
 def gpu_work(g, kernels, ns, kname=BF16):
@@ -84,6 +111,22 @@ def main():
         q = ctx.Queue(maxsize=2)
         p = ctx.Process(target=worker, args=(q, "cpu" if name == "data_cpu" else "io", STEPS + 1))
         p.start()
+        q.get()  # warm-up batch, outside the steps
+    if name == "pin_workers":
+        # Two workers feed a pin-memory thread, which feeds the main thread.
+        ctx = mp.get_context("fork")
+        wq = ctx.Queue(maxsize=4)
+        per = (STEPS + 2) // 2
+        workers = [
+            ctx.Process(target=worker, args=(wq, "cpu2", per, k * (0.002 if fixed else 0.08)))
+            for k in range(2)
+        ]
+        for w in workers:
+            w.start()
+        q = queue.Queue(maxsize=2)
+        import threading
+        pin = threading.Thread(target=pin_thread, args=(wq, q, 2 * per), daemon=True)
+        pin.start()
         q.get()  # warm-up batch, outside the steps
     if name == "io":
         path = data_file()
@@ -133,10 +176,24 @@ def main():
             g.item(scratch)
             if not fixed:
                 burn(0.012)  # logging the loss
+        elif name == "ckpt":
+            gpu_work(g, 3, 4 * MS)
+            if i % 4 == 3 and not fixed:
+                checkpoint(g, scratch)
+            g.step_end()
+            continue
+        elif name == "pin_workers":
+            q.get()
+            gpu_work(g, 10, 4 * MS)
         g.sync()
         g.step_end()
+    if name == "ckpt":
+        g.sync()
     if name in ("data_cpu", "data_io"):
         p.join()
+    if name == "pin_workers":
+        for w in workers:
+            w.join()
     if name == "io":
         os.unlink(path)
     print("ok")

@@ -368,7 +368,11 @@ impl State<'_, '_, '_> {
         let (mut cpu, mut io) = (0.0, 0.0);
         for &r in producers.iter() {
             io += cx.io_in(r, x, y) as f64;
-            cpu += (cx.cpu_at(r, y) - cx.cpu_at(r, x)).clamp(0.0, len);
+            // Waiting for a CPU (run-queue delay) is CPU demand too: workers
+            // crowded onto too few cores are CPU-bound, not starved.
+            let ran = cx.cpu_at(r, y) - cx.cpu_at(r, x);
+            let queued = cx.run_delay_at(r, y) - cx.run_delay_at(r, x);
+            cpu += (ran + queued).clamp(0.0, len);
         }
         let cap = len * producers.len() as f64;
         let ev = &mut *self.ev;

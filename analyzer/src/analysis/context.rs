@@ -7,7 +7,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::activity::{Act, Classifier, CopyIndex, LongSpans, NameTable, Seg, Sub, copy_index};
 use super::busy::PrecisionMap;
-use crate::model::{CorrIndex, GpuOp, HostSpan, LaunchRef, Ns, Process, Thread, Timeline};
+use stallscope_format::{FdClass, HostOp};
+
+use crate::model::{
+    CorrIndex, GpuOp, HostSpan, LaunchRef, Ns, Process, SpanKind, Thread, Timeline,
+};
 
 /// The segments of a sorted list overlapping [a, b), clipped to it. A clipped
 /// merged CPU segment keeps its share of launch time.
@@ -214,15 +218,14 @@ impl<'a> Context<'a> {
     }
 
     /// Threads that produce work for process `pi`: the busiest thread of each
-    /// child process (DataLoader workers are forked children), else the other
-    /// threads of the process itself.
+    /// producer process (`producer_processes`), else the other threads of
+    /// the process itself. A thread waiting on an in-process queue is so
+    /// followed through the helper thread that fills it (DataLoader
+    /// `pin_memory=True`, ProcessPoolExecutor) to the workers behind it.
     pub fn producers(&self, pi: u32, except: u32) -> Vec<ThreadRef> {
-        let pid = self.tl.processes[pi as usize].pid;
         let mut out = Vec::new();
-        for (ci, c) in self.tl.processes.iter().enumerate() {
-            if c.ppid != pid || c.pid == pid {
-                continue;
-            }
+        for ci in producer_processes(self.tl, pi as usize) {
+            let c = &self.tl.processes[ci];
             let busiest = c
                 .threads
                 .iter()
@@ -252,5 +255,153 @@ impl<'a> Context<'a> {
     /// The shim's own sampler thread is not part of the program.
     fn is_own_thread(&self, t: &Thread) -> bool {
         self.tl.strings.get(t.name) == "stallscope"
+    }
+}
+
+/// The processes that feed process `pi`: its descendants (DataLoader or pool
+/// workers, at any depth) and the peers it reads from through pipes. Never
+/// its ancestors or launchers (a shell, env, pyenv shims, torchrun).
+///
+/// A wrapper that execs the trainer keeps its pid, so children the wrapper
+/// forked before the exec (pyenv's helper commands) have the trainer's pid
+/// as their parent: only children that started after the trainer's image did
+/// count (exec starts a new trace, so `Process::start` is the exec time).
+pub fn producer_processes(tl: &Timeline, pi: usize) -> Vec<usize> {
+    let me = &tl.processes[pi];
+    // The latest image of each pid: the one that exec'd last.
+    let mut by_pid: FxHashMap<u32, usize> = FxHashMap::default();
+    for (i, p) in tl.processes.iter().enumerate() {
+        let e = by_pid.entry(p.pid).or_insert(i);
+        if tl.processes[*e].start < p.start {
+            *e = i;
+        }
+    }
+    let mut ancestors: FxHashSet<u32> = FxHashSet::default();
+    let mut cur = me.ppid;
+    while cur != 0 && ancestors.insert(cur) {
+        cur = by_pid.get(&cur).map_or(0, |&i| tl.processes[i].ppid);
+    }
+    let descends = |c: &Process| {
+        let mut c = c;
+        for _ in 0..64 {
+            if c.ppid == me.pid {
+                return c.start >= me.start;
+            }
+            match by_pid.get(&c.ppid) {
+                Some(&i) if tl.processes[i].pid != c.pid => c = &tl.processes[i],
+                _ => return false,
+            }
+        }
+        false
+    };
+    // Pipes any thread of `pi` reads from (a helper thread may do the
+    // reading for the thread that waits).
+    let mut read: FxHashSet<(u64, u64)> = FxHashSet::default();
+    for t in &me.threads {
+        for s in &t.spans {
+            if let SpanKind::Host(
+                HostOp::Read | HostOp::Readv | HostOp::Poll | HostOp::Select | HostOp::EpollWait,
+            ) = s.kind
+                && let Some(o) = me.object(s.id)
+                && o.class == FdClass::Pipe
+                && o.ino != 0
+            {
+                read.insert((o.dev, o.ino));
+            }
+        }
+    }
+    tl.processes
+        .iter()
+        .enumerate()
+        .filter(|&(i, c)| {
+            i != pi
+                && c.pid != me.pid
+                && !ancestors.contains(&c.pid)
+                && (descends(c)
+                    || c.objects
+                        .iter()
+                        .any(|o| o.class == FdClass::Pipe && read.contains(&(o.dev, o.ino))))
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{HostSpan, IoObject, Source};
+
+    fn proc(pid: u32, ppid: u32, start: Ns) -> Process {
+        Process {
+            pid,
+            ppid,
+            start,
+            threads: vec![Thread {
+                tid: pid,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn pipe(id: u32, ino: u64) -> IoObject {
+        IoObject {
+            id,
+            class: FdClass::Pipe,
+            fs_magic: 0,
+            dev: 9,
+            ino,
+            path: 0,
+            fd: id as i32,
+        }
+    }
+
+    #[test]
+    fn producers_are_descendants_and_pipe_peers_never_launchers() {
+        let mut tl = Timeline::new(Source::Native, "t");
+        // torchrun (1) runs `sh -c '/bin/true; exec python train.py'` (10):
+        // the shell forks a helper (11) before the exec, which keeps pid 10.
+        tl.processes.push(proc(1, 0, 0));
+        tl.processes.push(proc(10, 1, 10));
+        tl.processes.push(proc(11, 10, 20));
+        let mut trainer = proc(10, 1, 100);
+        // The trainer reads from pipe 77 (a data service, 30) and writes its
+        // output to pipe 88, which its launcher holds too.
+        trainer.objects = vec![pipe(1, 77), pipe(2, 88)];
+        trainer.threads.push(Thread {
+            tid: 15,
+            spans: vec![HostSpan {
+                ts: 150,
+                dur: 10,
+                arg: 0,
+                id: 1,
+                kind: SpanKind::Host(HostOp::Read),
+            }],
+            ..Default::default()
+        });
+        tl.processes.push(trainer);
+        // A worker (12) forked by the trainer, and its own child (13).
+        tl.processes.push(proc(12, 10, 200));
+        tl.processes.push(proc(13, 12, 300));
+        let mut service = proc(30, 1, 50);
+        service.objects = vec![pipe(4, 77)];
+        tl.processes.push(service);
+        let mut launcher_pipe = proc(31, 1, 60);
+        launcher_pipe.objects = vec![pipe(3, 88)];
+        tl.processes.push(launcher_pipe);
+        let pids = |v: Vec<usize>| -> Vec<u32> {
+            let mut p: Vec<u32> = v.iter().map(|&i| tl.processes[i].pid).collect();
+            p.sort_unstable();
+            p
+        };
+        assert_eq!(pids(producer_processes(&tl, 3)), vec![12, 13, 30]);
+        // The worker's producers: its child only (never the trainer above it).
+        assert_eq!(pids(producer_processes(&tl, 4)), vec![13]);
+        // Through the context: the busiest thread of each.
+        let cx = Context::new(&tl, (0, 1000));
+        assert_eq!(cx.producers(3, 0).len(), 3);
+        // Without producer processes, the other threads of the process.
+        assert_eq!(cx.producers(5, 0), vec![]);
+        assert_eq!(cx.producers(3, 0)[0], (4, 0));
     }
 }

@@ -20,11 +20,15 @@ pub mod precision;
 pub mod ranks;
 #[cfg(test)]
 mod reference;
+pub mod startup;
 pub mod steps;
 mod types;
 pub mod whatif;
 
-pub use types::{Cause, DeviceDiagnosis, Diagnosis, Finding, IdleGap, Step, StepSource, Steps};
+pub use types::{
+    Cause, DeviceDiagnosis, Diagnosis, DroppedStep, Finding, IdleGap, Periodic, Startup,
+    StartupItem, Step, StepSource, Steps,
+};
 
 use rayon::prelude::*;
 
@@ -45,17 +49,18 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     };
     // The correlation index and the steps, next to the lookups that need
     // neither.
-    let ((corr, steps), (lookups, job)) = rayon::join(
+    let ((corr, startup, mut steps), (lookups, job)) = rayon::join(
         || {
             let corr = crate::model::CorrIndex::build(tl);
             lap("corr");
-            let steps = steps::find(tl, &corr);
+            let startup = startup::find(tl, &corr);
+            let steps = steps::find(tl, &corr, startup.as_ref());
             lap("steps");
-            (corr, steps)
+            (corr, startup, steps)
         },
         || rayon::join(|| context::Lookups::build(tl), || job::detect(tl)),
     );
-    let window = analysis_window(tl, &steps);
+    let window = analysis_window(tl, &steps, startup.as_ref());
     let mut cx = context::Context::from_parts(tl, window, corr, lookups);
     lap("cx");
     // The GPU the findings are about: the first with the most ops.
@@ -151,7 +156,14 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             primary = Some((gi, att, ev, by_prec, gemm_by_name, replays));
         }
     }
+    if let Some(gi) = primary_gpu
+        && let Some(d) = devices.iter().find(|d| d.gpu == tl.gpus[gi].id)
+    {
+        steps.periodic = steps::find_periodic(&steps, &d.gaps, |g| steps::io_file(tl, g));
+    }
     let findings = match &primary {
+        // A trace that is all start-up has no steady state to advise on.
+        _ if startup.as_ref().is_some_and(|s| s.all) => Vec::new(),
         Some((gi, att, ev, by_prec, gemm_by_name, replays)) => findings::build(&findings::Inputs {
             cx: &cx,
             gpu: &tl.gpus[*gi],
@@ -170,14 +182,16 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     Diagnosis {
         window,
         steps,
+        startup,
         devices,
         findings,
         job,
     }
 }
 
-/// Steps when there are any, else the span of GPU activity, else everything.
-fn analysis_window(tl: &Timeline, steps: &Steps) -> (Ns, Ns) {
+/// Steps when there are any, else the span of GPU activity after start-up
+/// (all of it when there is nothing after), else everything.
+fn analysis_window(tl: &Timeline, steps: &Steps, startup: Option<&Startup>) -> (Ns, Ns) {
     if let (Some(a), Some(b)) = (steps.steps.first(), steps.steps.last()) {
         return (a.start, b.end);
     }
@@ -186,5 +200,9 @@ fn analysis_window(tl: &Timeline, steps: &Steps) -> (Ns, Ns) {
         .iter()
         .filter_map(busy::active_window)
         .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
-    gpu.or_else(|| tl.extent()).unwrap_or((0, 0))
+    match (gpu, startup) {
+        (Some((a, b)), Some(s)) if s.until > a && s.until < b && !s.all => (s.until, b),
+        (Some(w), _) => w,
+        (None, _) => tl.extent().unwrap_or((0, 0)),
+    }
 }

@@ -479,7 +479,10 @@ fn data_sub(cx: &Context, who: ThreadRef, x: Ns, y: Ns, ev: &mut Evidence) -> &'
             .map(|s| s.end - s.start)
             .sum();
         io += io_here as f64;
-        cpu += (cx.cpu_at(r, y) - cx.cpu_at(r, x)).clamp(0.0, len);
+        // Running or waiting for a CPU.
+        let ran = cx.cpu_at(r, y) - cx.cpu_at(r, x);
+        let queued = cx.run_delay_at(r, y) - cx.run_delay_at(r, x);
+        cpu += (ran + queued).clamp(0.0, len);
     }
     let cap = len * producers.len() as f64;
     ev.producer_cpu_ns += cpu;

@@ -92,6 +92,8 @@ pub enum StepSource {
     ProfilerStep,
     /// Other NVTX ranges that repeat once per iteration.
     Nvtx,
+    /// DataLoader `__next__` or `optimizer.step` calls.
+    LoopCalls,
     /// Detected from the repeating pattern of GPU work.
     Detected,
     /// No steps found: the whole window is one step.
@@ -101,8 +103,11 @@ pub enum StepSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Step {
     pub index: u32,
+    /// GPU side: the first op launched inside the step's marker starts.
     pub start: Ns,
     pub end: Ns,
+    /// Host side: when that first op was launched (the replays' mark).
+    pub launch: Ns,
     /// Much slower than the median (see `Steps::outlier_factor`).
     pub outlier: bool,
 }
@@ -118,9 +123,111 @@ pub struct Steps {
     pub source: StepSource,
     /// What marked the steps: "ProfilerStep#", an NVTX range name, a kernel name.
     pub label: String,
+    /// GPU-side steps: from the first GPU op launched inside marker N to the
+    /// first launched inside marker N+1. Truncated ones are in `dropped`.
     pub steps: Vec<Step>,
+    /// The headline (throughput): a stall every N steps shows here, not in
+    /// the median.
+    pub mean_ns: Ns,
     pub median_ns: Ns,
     pub p90_ns: Ns,
+    /// Markers that gave no step, and why.
+    pub dropped: Vec<DroppedStep>,
+    /// Outlier steps that recur with a period, and what they waited on.
+    pub periodic: Option<Periodic>,
+}
+
+impl Default for Steps {
+    fn default() -> Steps {
+        Steps {
+            source: StepSource::None,
+            label: String::new(),
+            steps: vec![],
+            mean_ns: 0,
+            median_ns: 0,
+            p90_ns: 0,
+            dropped: vec![],
+            periodic: None,
+        }
+    }
+}
+
+/// A step marker that gave no step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DroppedStep {
+    /// The marker's position among all markers.
+    pub index: u32,
+    /// The marker's host-side range.
+    pub start: Ns,
+    pub end: Ns,
+    /// "truncated-first", "truncated-last", "no-gpu-work", "start-up".
+    pub reason: &'static str,
+}
+
+/// Slow steps that recur every `every` steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Periodic {
+    pub every: u32,
+    /// Indices (into `Steps::steps`) of the slow steps.
+    pub steps: Vec<u32>,
+    /// Mean extra time of a slow step over the others.
+    pub extra_ns: Ns,
+    /// The idle cause that takes most of the slow steps' idle time ("" when
+    /// unknown), and its sub-cause.
+    pub cause: &'static str,
+    pub sub: &'static str,
+    /// What the cause was about: a file for io ("" when unknown).
+    pub what: String,
+}
+
+/// Start-up cost before the steady state: context creation, first
+/// allocations, lazy module loading, autotuning, compilation, graph capture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Startup {
+    /// Start of the trace.
+    pub start: Ns,
+    /// Where the steady state begins.
+    pub until: Ns,
+    /// In time order.
+    pub items: Vec<StartupItem>,
+    /// Share of the trace (first event to last) spent in start-up, in percent.
+    pub share_pct: f64,
+    /// No GPU work starts after start-up: the trace has no steady state.
+    pub all: bool,
+}
+
+impl Startup {
+    pub fn ns(&self) -> Ns {
+        self.until - self.start
+    }
+
+    /// Start-up covers at least half of the trace.
+    pub fn mostly(&self) -> bool {
+        self.share_pct >= 50.0
+    }
+
+    pub fn contains(&self, t: Ns) -> bool {
+        self.start <= t && t < self.until
+    }
+}
+
+/// One start-up cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartupItem {
+    /// "context", "module-load", "autotune", "compile", "graph-capture".
+    pub kind: &'static str,
+    /// The call or range: "cudaFree", "cuModuleLoadData", a kernel name.
+    pub what: String,
+    pub start: Ns,
+    pub end: Ns,
+    pub pid: u32,
+    pub tid: u32,
+}
+
+impl StartupItem {
+    pub fn dur(&self) -> Ns {
+        self.end - self.start
+    }
 }
 
 /// Per-GPU results.
@@ -165,6 +272,9 @@ pub struct Diagnosis {
     /// The analyzed window (GPU active window, or steps when present).
     pub window: (Ns, Ns),
     pub steps: Steps,
+    /// Start-up cost, when the trace shows any; the window and the steps
+    /// leave it out. Attribution may give idle time inside it to start-up.
+    pub startup: Option<Startup>,
     pub devices: Vec<DeviceDiagnosis>,
     /// Ranked by est_saving_ns, largest first.
     pub findings: Vec<Finding>,

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::analysis::arch::Arch;
 use crate::analysis::job::JobContext;
-use crate::analysis::{Cause, Diagnosis, StepSource};
+use crate::analysis::{Cause, Diagnosis, StepSource, Steps};
 use crate::model::{GpuCapture, NoteLevel, Precision, Timeline};
 
 pub const SCHEMA: &str = "stallscope.report.v1";
@@ -21,6 +21,9 @@ pub struct Report {
     pub window_ns: [i64; 2],
     pub processes: ProcessSummary,
     pub steps: StepSummary,
+    /// Start-up cost before the steady state; absent when none was seen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup: Option<StartupReport>,
     pub devices: Vec<DeviceReport>,
     pub findings: Vec<FindingReport>,
     pub notes: Vec<String>,
@@ -35,7 +38,8 @@ pub struct ProcessSummary {
     pub count: usize,
     /// Processes that launched GPU work.
     pub trainers: usize,
-    /// Children of a trainer (DataLoader workers, typically).
+    /// Processes that feed a trainer: its descendants forked after it started
+    /// (DataLoader workers, typically) and pipe peers; never its launchers.
     pub workers: usize,
     pub gpu_capture: Vec<String>,
 }
@@ -43,6 +47,8 @@ pub struct ProcessSummary {
 #[derive(Debug, Clone, Serialize)]
 pub struct StepSummary {
     pub count: usize,
+    /// The headline: mean GPU-side step (throughput).
+    pub mean_ns: i64,
     pub median_ns: i64,
     pub p90_ns: i64,
     /// "profiler_step", "nvtx", "detected" or "none".
@@ -51,6 +57,57 @@ pub struct StepSummary {
     pub marked_by: String,
     /// Indices of steps much slower than the median.
     pub outliers: Vec<u32>,
+    /// Step markers that gave no step: truncated by the trace, inside
+    /// start-up, or without GPU work.
+    pub dropped: Vec<DroppedReport>,
+    /// Slow steps that recur every `every` steps, and their cause.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub periodic: Option<PeriodicReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DroppedReport {
+    /// The marker's position among all markers.
+    pub index: u32,
+    /// "truncated-first", "truncated-last", "no-gpu-work" or "start-up".
+    pub reason: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PeriodicReport {
+    pub every: u32,
+    /// Mean extra time of a slow step over the others.
+    pub extra_ns: i64,
+    pub steps: Vec<u32>,
+    /// The idle cause of the slow steps ("" when unknown).
+    pub cause: String,
+    pub sub_cause: String,
+    /// What the cause was about: the file, for io.
+    pub what: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StartupReport {
+    /// From the start of the trace to the steady state.
+    pub ns: i64,
+    pub until_ns: i64,
+    /// Share of the trace, in percent.
+    pub share_pct: f64,
+    /// Start-up covers at least half of the trace.
+    pub mostly: bool,
+    /// Nothing runs on the GPU after start-up: no steady state to advise on.
+    pub all: bool,
+    /// Grouped by kind and call, longest first.
+    pub items: Vec<StartupItemReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StartupItemReport {
+    /// "context", "module-load", "autotune", "compile" or "graph-capture".
+    pub kind: &'static str,
+    pub what: String,
+    pub count: usize,
+    pub ns: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -82,25 +139,35 @@ pub struct FindingReport {
 impl Report {
     pub fn build(tl: &Timeline, d: &Diagnosis) -> Report {
         let (w0, w1) = d.window;
+        // Processes (images: a wrapper that execs keeps the pid) that
+        // launched GPU work.
+        let is_trainer = |p: &crate::model::Process| {
+            p.threads
+                .iter()
+                .any(|t| t.spans.iter().any(|s| s.kind.is_named() && s.arg != 0))
+        };
         let trainers: Vec<u32> = tl
             .processes
             .iter()
-            .filter(|p| {
-                p.threads
-                    .iter()
-                    .any(|t| t.spans.iter().any(|s| s.kind.is_named() && s.arg != 0))
-            })
+            .filter(|p| is_trainer(p))
             .map(|p| p.pid)
             .collect();
-        let workers = tl
+        // Producers, not every child: a wrapper's helpers are not workers.
+        let mut workers: Vec<usize> = tl
             .processes
             .iter()
-            .filter(|p| trainers.contains(&p.ppid))
-            .count();
+            .enumerate()
+            .filter(|(_, p)| is_trainer(p))
+            .flat_map(|(i, _)| crate::analysis::context::producer_processes(tl, i))
+            .filter(|&i| !trainers.contains(&tl.processes[i].pid))
+            .collect();
+        workers.sort_unstable();
+        workers.dedup();
+        let workers = workers.len();
         let command = tl
             .processes
             .iter()
-            .find(|p| trainers.contains(&p.pid))
+            .find(|p| is_trainer(p))
             .or_else(|| tl.processes.first())
             .map(|p| p.cmdline.clone())
             .unwrap_or_default();
@@ -160,11 +227,13 @@ impl Report {
             },
             steps: StepSummary {
                 count: d.steps.steps.len(),
+                mean_ns: d.steps.mean_ns,
                 median_ns: d.steps.median_ns,
                 p90_ns: d.steps.p90_ns,
                 source: match d.steps.source {
                     StepSource::ProfilerStep => "profiler_step",
                     StepSource::Nvtx => "nvtx",
+                    StepSource::LoopCalls => "loop_calls",
                     StepSource::Detected => "detected",
                     StepSource::None => "none",
                 },
@@ -176,7 +245,53 @@ impl Report {
                     .map(|s| s.index)
                     .collect(),
                 marked_by: d.steps.label.clone(),
+                dropped: d
+                    .steps
+                    .dropped
+                    .iter()
+                    .map(|x| DroppedReport {
+                        index: x.index,
+                        reason: x.reason,
+                    })
+                    .collect(),
+                periodic: d.steps.periodic.as_ref().map(|p| PeriodicReport {
+                    every: p.every,
+                    extra_ns: p.extra_ns,
+                    steps: p.steps.clone(),
+                    cause: p.cause.to_string(),
+                    sub_cause: p.sub.to_string(),
+                    what: p.what.clone(),
+                }),
             },
+            startup: d.startup.as_ref().map(|s| {
+                let mut items: Vec<StartupItemReport> = Vec::new();
+                for it in &s.items {
+                    match items
+                        .iter_mut()
+                        .find(|x| x.kind == it.kind && x.what == it.what)
+                    {
+                        Some(x) => {
+                            x.count += 1;
+                            x.ns += it.dur();
+                        }
+                        None => items.push(StartupItemReport {
+                            kind: it.kind,
+                            what: it.what.clone(),
+                            count: 1,
+                            ns: it.dur(),
+                        }),
+                    }
+                }
+                items.sort_by_key(|x| std::cmp::Reverse(x.ns));
+                StartupReport {
+                    ns: s.ns(),
+                    until_ns: s.until,
+                    share_pct: s.share_pct,
+                    mostly: s.mostly(),
+                    all: s.all,
+                    items,
+                }
+            }),
             devices,
             findings: d
                 .findings
@@ -199,10 +314,72 @@ impl Report {
                     NoteLevel::Warning => format!("warning: {}", n.text),
                     NoteLevel::Info => n.text.clone(),
                 })
+                .chain(step_notes(&d.steps))
+                .chain(d.startup.as_ref().and_then(|s| {
+                    if s.all {
+                        Some(format!(
+                            "the trace is all start-up ({:.0}% of it, {}): \
+                             no steady state to diagnose",
+                            s.share_pct,
+                            super::text::dur(s.ns())
+                        ))
+                    } else if s.mostly() {
+                        Some(format!(
+                            "the trace is mostly start-up ({:.0}% of it, {}); \
+                             the findings cover the rest only",
+                            s.share_pct,
+                            super::text::dur(s.ns())
+                        ))
+                    } else {
+                        None
+                    }
+                }))
                 .collect(),
             job: d.job.clone(),
             hta_compat: None,
         }
+    }
+
+    /// The one-line step headline: "mean 85 ms (median 12 ms, p90 310 ms);
+    /// every 4th step +290 ms: io on ckpt.bin". `dur` formats a duration.
+    pub fn steps_headline(&self, dur: impl Fn(i64) -> String) -> String {
+        let s = &self.steps;
+        let mut out = format!(
+            "steps {}, mean {} (median {}, p90 {})",
+            s.count,
+            dur(s.mean_ns),
+            dur(s.median_ns),
+            dur(s.p90_ns)
+        );
+        if let Some(p) = self.periodic_text(&dur) {
+            out += &format!("; {p}");
+        }
+        out
+    }
+
+    /// "every 4th step +290 ms: io/ext4 on ckpt.bin", when slow steps recur.
+    pub fn periodic_text(&self, dur: impl Fn(i64) -> String) -> Option<String> {
+        let p = self.steps.periodic.as_ref()?;
+        let th = match (p.every % 10, p.every % 100) {
+            (_, 11..=13) => "th",
+            (1, _) => "st",
+            (2, _) => "nd",
+            (3, _) => "rd",
+            _ => "th",
+        };
+        let mut out = format!("every {}{th} step +{}", p.every, dur(p.extra_ns));
+        if !p.cause.is_empty() {
+            let label = if p.sub_cause.is_empty() {
+                p.cause.clone()
+            } else {
+                format!("{}/{}", p.cause, p.sub_cause)
+            };
+            out += &format!(": {label}");
+            if !p.what.is_empty() {
+                out += &format!(" on {}", p.what);
+            }
+        }
+        Some(out)
     }
 
     pub fn to_json(&self) -> String {
@@ -240,4 +417,34 @@ impl Report {
             .sum::<f64>()
             / self.devices.len() as f64
     }
+}
+
+/// Notes on the step markers that gave no step.
+fn step_notes(s: &Steps) -> Vec<String> {
+    let mut out = Vec::new();
+    for (reason, say) in [
+        (
+            "truncated-first",
+            "the first step was cut off by the start of the trace",
+        ),
+        (
+            "truncated-last",
+            "the last step was cut off by the end of the trace",
+        ),
+        ("start-up", "inside start-up"),
+        ("no-gpu-work", "without GPU work"),
+    ] {
+        let n = s.dropped.iter().filter(|d| d.reason == reason).count();
+        if n == 0 {
+            continue;
+        }
+        out.push(match reason {
+            "truncated-first" | "truncated-last" => format!("{say}; it was dropped"),
+            _ => format!(
+                "{n} step marker{} {say} dropped",
+                if n == 1 { "" } else { "s" }
+            ),
+        });
+    }
+    out
 }

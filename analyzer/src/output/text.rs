@@ -231,8 +231,9 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             _ => String::new(),
         };
         format!(
-            "steps {}{by}, median {} (p90 {}){}",
+            "steps {}{by}, mean {} (median {}, p90 {}){}",
             r.steps.count,
+            dur(r.steps.mean_ns),
             dur(r.steps.median_ns),
             dur(r.steps.p90_ns),
             if r.steps.outliers.is_empty() {
@@ -244,6 +245,32 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
     } else {
         "no steps found".into()
     };
+    if let Some(s) = &r.startup {
+        let what: Vec<String> = s
+            .items
+            .iter()
+            .take(3)
+            .map(|i| format!("{} {}", cut(&i.what, 24), dur(i.ns)))
+            .collect();
+        let line = format!(
+            "start-up {} ({:.0}% of the trace{}): {}",
+            dur(s.ns),
+            s.share_pct,
+            if s.all { ", all of it" } else { "" },
+            what.join(", ")
+        );
+        let _ = writeln!(o, "{}", cut(&line, 100));
+    }
+    for n in r
+        .notes
+        .iter()
+        .filter(|n| n.contains("cut off") || n.contains("mostly start-up"))
+    {
+        let _ = writeln!(o, "note: {}", cut(n, 94));
+    }
+    if let Some(p) = r.periodic_text(dur) {
+        let _ = writeln!(o, "slow steps: {}", cut(&p, 88));
+    }
     for d in &r.devices {
         let idle = r.idle_pct(d);
         let line = format!(
@@ -307,7 +334,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             let step = if r.steps.count > 0 {
                 format!(
                     "step {} -> {}",
-                    dur(r.steps.median_ns),
+                    dur(r.steps.mean_ns),
                     dur(f.est_step_ns_after)
                 )
             } else {
@@ -326,6 +353,8 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             wrap(&mut o, "fix: ", &f.fix);
             wrap(&mut o, "why: ", &f.evidence);
         }
+    } else if r.startup.as_ref().is_some_and(|s| s.all) {
+        let _ = writeln!(o, "\nNo steady state: the trace is all start-up.");
     } else if !r.devices.is_empty() {
         let _ = writeln!(o, "\nNo stall worth fixing: the GPU was busy.");
     }

@@ -291,23 +291,29 @@ pub fn native() -> (Timeline, Diagnosis) {
         steps: Steps {
             label: String::new(),
             source: StepSource::ProfilerStep,
+            mean_ns: 0,
+            dropped: vec![],
+            periodic: None,
             steps: vec![
                 Step {
                     index: 0,
                     start: MS,
                     end: 21 * MS,
+                    launch: MS,
                     outlier: false,
                 },
                 Step {
                     index: 1,
                     start: 21 * MS,
                     end: 41 * MS,
+                    launch: 21 * MS,
                     outlier: true,
                 },
             ],
             median_ns: 20 * MS,
             p90_ns: 20 * MS,
         },
+        startup: None,
         devices: vec![DeviceDiagnosis {
             gpu: 0,
             window: (2 * MS, 26 * MS),
@@ -376,15 +382,20 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
         steps: Steps {
             label: String::new(),
             source: StepSource::None,
+            mean_ns: 0,
+            dropped: vec![],
+            periodic: None,
             steps: vec![Step {
                 index: 0,
                 start: 0,
                 end: 1000,
+                launch: 0,
                 outlier: false,
             }],
             median_ns: 1000,
             p90_ns: 1000,
         },
+        startup: None,
         devices: vec![
             DeviceDiagnosis {
                 gpu: 3,
@@ -485,15 +496,20 @@ pub fn small() -> (Timeline, Diagnosis) {
         steps: Steps {
             label: String::new(),
             source: StepSource::Detected,
+            mean_ns: 0,
+            dropped: vec![],
+            periodic: None,
             steps: vec![Step {
                 index: 0,
                 start: 900,
                 end: 3600,
+                launch: 900,
                 outlier: false,
             }],
             median_ns: 2700,
             p90_ns: 2700,
         },
+        startup: None,
         devices: vec![DeviceDiagnosis {
             gpu: 0,
             window: (2500, 3500),

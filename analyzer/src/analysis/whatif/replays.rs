@@ -8,13 +8,14 @@ use crate::analysis::precision::bf16_speedup;
 use crate::analysis::types::{Cause, Steps};
 use crate::model::{Gpu, Ns, Precision};
 
-/// The boundaries the replays report: step starts and the last step's end,
-/// else the window.
+/// The boundaries the replays report: the host-side launch of each step's
+/// first op (a mark also waits for the GPU work launched before it) and the
+/// last step's end, else the window.
 pub fn step_marks(steps: &Steps, (w0, w1): (Ns, Ns)) -> Vec<Ns> {
     if steps.steps.is_empty() {
         vec![w0, w1]
     } else {
-        let mut m: Vec<Ns> = steps.steps.iter().map(|s| s.start).collect();
+        let mut m: Vec<Ns> = steps.steps.iter().map(|s| s.launch).collect();
         m.push(steps.steps.last().map_or(w1, |s| s.end));
         m
     }

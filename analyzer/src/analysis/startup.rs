@@ -1,0 +1,354 @@
+//! Start-up: what a job pays once before its steady state. Context creation
+//! (the first cudaFree or cudaMalloc, cuInit), lazy module loading (a slow
+//! first launch of a kernel, cuModuleLoad*), cudnn autotuning (cudnnFind*),
+//! torch.compile, and CUDA graph capture. These are reported apart, and the
+//! steady-state analyses start after them.
+//!
+//! Start-up is a prefix of the trace: it begins at the first CUDA call (or GPU
+//! op) and extends over each start-up item that begins soon after the ones
+//! before it, or before the GPU has done much (a DataLoader starting its
+//! workers can hold the first iteration back for seconds). A slow call deep
+//! inside the steady state does not pull the start-up there.
+
+use rayon::prelude::*;
+
+use super::types::{Startup, StartupItem};
+use crate::model::{CorrIndex, GpuOpKind, Ns, SpanKind, Timeline};
+
+/// A context or allocator call this slow is start-up (steady-state
+/// allocations take microseconds; creating a context takes seconds).
+const CONTEXT_NS: Ns = 50_000_000;
+/// A first launch this slow loads a module; module loads and autotuning
+/// ranges count from here.
+const MODULE_NS: Ns = 1_000_000;
+/// Compiler ranges this long (dynamo, inductor).
+const COMPILE_NS: Ns = 10_000_000;
+/// A compiled region this long compiled before it ran.
+const COMPILED_REGION_NS: Ns = 1_000_000_000;
+/// An item joins start-up when it begins within this of the last one's end,
+/// or within a quarter of the start-up so far, if longer.
+const JOIN_NS: Ns = 1_000_000_000;
+/// ... or when the GPU has started less than this share of its ops before it
+/// (a first iteration's worth, in a trace of a few dozen).
+const EARLY_OPS: f64 = 0.05;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    None,
+    Context,
+    ModuleLoad,
+    Autotune,
+    Compile,
+    CompiledRegion,
+    CaptureBegin,
+    CaptureEnd,
+}
+
+/// What a span name says about start-up; `api` for CUDA/HIP API calls.
+fn classify(name: &str, api: bool) -> Class {
+    let lower = name.to_ascii_lowercase();
+    if lower.contains("cudnnfind") || lower.contains("miopenfind") {
+        return Class::Autotune;
+    }
+    if name.starts_with("Torch-Compiled Region") {
+        return Class::CompiledRegion;
+    }
+    if [
+        "compile_fx",
+        "compile_inner",
+        "_compile.",
+        "call_user_compiler",
+        "inductor_compile",
+        "dynamo_compile",
+        "compile_to_module",
+        "convert_frame",
+    ]
+    .iter()
+    .any(|k| lower.contains(k))
+    {
+        return Class::Compile;
+    }
+    if !api {
+        return Class::None;
+    }
+    if lower.contains("begincapture") {
+        return Class::CaptureBegin;
+    }
+    if lower.contains("endcapture") {
+        return Class::CaptureEnd;
+    }
+    if lower.contains("moduleload") || lower.contains("libraryload") {
+        return Class::ModuleLoad;
+    }
+    // Launches are judged by their kernel (first launches only); waiting and
+    // copying calls are steady-state work at any length.
+    if [
+        "launch",
+        "synchronize",
+        "memcpy",
+        "memset",
+        "query",
+        "wait",
+        "record",
+    ]
+    .iter()
+    .any(|k| lower.contains(k))
+    {
+        return Class::None;
+    }
+    Class::Context
+}
+
+/// The start-up of a timeline, if it shows any.
+pub fn find(tl: &Timeline, corr: &CorrIndex) -> Option<Startup> {
+    let (t0, t1) = tl.extent()?;
+    let class: Vec<(Class, Class)> = tl
+        .strings
+        .iter()
+        .map(|(_, s)| (classify(s, false), classify(s, true)))
+        .collect();
+    let cls = |kind: SpanKind, id: u32| -> Class {
+        let (named, api) = class
+            .get(id as usize)
+            .copied()
+            .unwrap_or((Class::None, Class::None));
+        match kind {
+            SpanKind::CudaRuntime | SpanKind::CudaDriver => api,
+            SpanKind::Host(_) => Class::None,
+            _ => named,
+        }
+    };
+    // Items from host spans, and the first CUDA call.
+    let threads: Vec<(u32, u32, &crate::model::Thread)> = tl
+        .processes
+        .iter()
+        .flat_map(|p| p.threads.iter().map(move |t| (p.pid, t.tid, t)))
+        .collect();
+    let per_thread: Vec<(Vec<StartupItem>, Option<Ns>)> = threads
+        .par_iter()
+        .map(|&(pid, tid, t)| {
+            let mut items = Vec::new();
+            let mut first_api = None;
+            let mut capture: Option<Ns> = None;
+            for s in &t.spans {
+                let api = matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver);
+                if api && first_api.is_none() {
+                    first_api = Some(s.ts);
+                }
+                let c = cls(s.kind, s.id);
+                let (kind, min) = match c {
+                    Class::None => continue,
+                    Class::Context => ("context", CONTEXT_NS),
+                    Class::ModuleLoad => ("module-load", MODULE_NS),
+                    Class::Autotune => ("autotune", MODULE_NS),
+                    Class::Compile => ("compile", COMPILE_NS),
+                    Class::CompiledRegion => ("compile", COMPILED_REGION_NS),
+                    Class::CaptureBegin => {
+                        capture.get_or_insert(s.ts);
+                        continue;
+                    }
+                    Class::CaptureEnd => {
+                        if let Some(a) = capture.take() {
+                            items.push(StartupItem {
+                                kind: "graph-capture",
+                                what: tl.strings.get(s.id).to_string(),
+                                start: a,
+                                end: s.end(),
+                                pid,
+                                tid,
+                            });
+                        }
+                        continue;
+                    }
+                };
+                if s.dur >= min {
+                    items.push(StartupItem {
+                        kind,
+                        what: tl.strings.get(s.id).to_string(),
+                        start: s.ts,
+                        end: s.end(),
+                        pid,
+                        tid,
+                    });
+                }
+            }
+            (items, first_api)
+        })
+        .collect();
+    let mut items: Vec<StartupItem> = Vec::new();
+    let mut anchor = Ns::MAX;
+    for (v, f) in per_thread {
+        items.extend(v);
+        anchor = anchor.min(f.unwrap_or(Ns::MAX));
+    }
+    // Lazy module loading: the first launch of each kernel, when slow.
+    let mut first: Vec<Option<(Ns, u32)>> = vec![None; tl.strings.len()];
+    for g in &tl.gpus {
+        for s in &g.streams {
+            if let Some(o) = s.ops.first() {
+                anchor = anchor.min(o.start);
+            }
+            for o in s.ops.iter().filter(|o| o.kind() == GpuOpKind::Kernel) {
+                if let Some(f) = first.get_mut(o.name as usize)
+                    && f.is_none_or(|f| o.start < f.0)
+                {
+                    *f = Some((o.start, o.corr));
+                }
+            }
+        }
+    }
+    for &(_, c) in first.iter().flatten() {
+        let Some(r) = corr.get(c) else { continue };
+        let p = &tl.processes[r.process as usize];
+        let t = &p.threads[r.thread as usize];
+        let s = &t.spans[r.span as usize];
+        if s.dur >= MODULE_NS {
+            items.push(StartupItem {
+                kind: "module-load",
+                what: tl.strings.get(s.id).to_string(),
+                start: s.ts,
+                end: s.end(),
+                pid: p.pid,
+                tid: t.tid,
+            });
+        }
+    }
+    if anchor == Ns::MAX {
+        return None;
+    }
+    let total = tl.gpu_op_count().max(1) as f64;
+    let early = |t: Ns| {
+        let before: usize = tl
+            .gpus
+            .iter()
+            .flat_map(|g| &g.streams)
+            .map(|s| s.ops.partition_point(|o| o.start < t))
+            .sum();
+        (before as f64) < EARLY_OPS * total
+    };
+    chain(items, anchor, t0, t1, gpu_last_start(tl), early)
+}
+
+/// The last start of a GPU op, if any.
+fn gpu_last_start(tl: &Timeline) -> Option<Ns> {
+    tl.gpus
+        .iter()
+        .flat_map(|g| &g.streams)
+        .filter_map(|s| s.ops.iter().map(|o| o.start).max())
+        .max()
+}
+
+/// Start-up from its candidate items: those chained from `anchor` (the first
+/// CUDA activity) by gaps under the join limit, or `early` (the GPU has done
+/// little before them). `t0`/`t1` bound the trace.
+pub fn chain(
+    mut items: Vec<StartupItem>,
+    anchor: Ns,
+    t0: Ns,
+    t1: Ns,
+    gpu_last_start: Option<Ns>,
+    early: impl Fn(Ns) -> bool,
+) -> Option<Startup> {
+    items.sort_by_key(|i| (i.start, i.end));
+    let mut until = anchor;
+    let mut kept = Vec::new();
+    for it in items {
+        if it.start > until + JOIN_NS.max((until - t0) / 4) && !early(it.start) {
+            break;
+        }
+        until = until.max(it.end);
+        kept.push(it);
+    }
+    if kept.is_empty() {
+        return None;
+    }
+    Some(Startup {
+        start: t0,
+        until,
+        items: kept,
+        share_pct: 100.0 * (until - t0) as f64 / (t1 - t0).max(1) as f64,
+        all: gpu_last_start.is_none_or(|g| g < until),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Ns = 1_000_000;
+
+    fn item(kind: &'static str, start: Ns, end: Ns) -> StartupItem {
+        StartupItem {
+            kind,
+            what: kind.to_string(),
+            start,
+            end,
+            pid: 1,
+            tid: 1,
+        }
+    }
+
+    #[test]
+    fn names() {
+        assert!(classify("cudaFree", true) == Class::Context);
+        assert!(classify("cudaDeviceGetStreamPriorityRange", true) == Class::Context);
+        assert!(classify("cudaStreamSynchronize", true) == Class::None);
+        assert!(classify("cudaLaunchKernel", true) == Class::None);
+        assert!(classify("cudaMemcpyAsync", true) == Class::None);
+        assert!(classify("cuModuleLoadData", true) == Class::ModuleLoad);
+        assert!(classify("cudaStreamBeginCapture", true) == Class::CaptureBegin);
+        assert!(classify("cudaStreamEndCapture", true) == Class::CaptureEnd);
+        assert!(classify("cudnnFindConvolutionForwardAlgorithmEx", false) == Class::Autotune);
+        assert!(classify("Torch-Compiled Region: 0/0", false) == Class::CompiledRegion);
+        assert!(classify("TorchDynamo Cache Lookup", false) == Class::None);
+        assert!(classify("aten::mm", false) == Class::None);
+        // A name that is a context call for the API is nothing for a range.
+        assert!(classify("cudaFree", false) == Class::None);
+    }
+
+    #[test]
+    fn chained_prefix() {
+        // Context creation, a first allocation soon after, a module load; then
+        // a slow call deep in the steady state, which is not start-up.
+        let s = chain(
+            vec![
+                item("context", 10 * MS, 3000 * MS),
+                item("module-load", 3100 * MS, 3200 * MS),
+                item("context", 3300 * MS, 3400 * MS),
+                item("context", 9000 * MS, 9100 * MS),
+            ],
+            5 * MS,
+            0,
+            10_000 * MS,
+            Some(9500 * MS),
+            |_| false,
+        )
+        .unwrap();
+        assert_eq!(s.until, 3400 * MS);
+        assert_eq!(s.items.len(), 3);
+        assert_eq!(s.ns(), 3400 * MS);
+        assert!((s.share_pct - 34.0).abs() < 1e-9);
+        assert!(!s.mostly() && !s.all);
+    }
+
+    #[test]
+    fn all_start_up() {
+        let s = chain(
+            vec![item("context", 0, 900 * MS)],
+            0,
+            0,
+            1000 * MS,
+            Some(500 * MS),
+            |_| false,
+        )
+        .unwrap();
+        assert!(s.mostly() && s.all);
+        assert!(chain(vec![], 0, 0, 1000 * MS, None, |_| true).is_none());
+        // Nothing near the first CUDA call: no start-up, unless the GPU had
+        // hardly begun.
+        let late = || vec![item("context", 5000 * MS, 5100 * MS)];
+        assert!(chain(late(), 0, 0, 9000 * MS, None, |_| false).is_none());
+        let s = chain(late(), 0, 0, 9000 * MS, None, |t| t < 6000 * MS).unwrap();
+        assert_eq!(s.until, 5100 * MS);
+    }
+}

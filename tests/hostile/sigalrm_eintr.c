@@ -62,6 +62,9 @@ int main(void) {
     printf("EINTR: %s\n", eintr >= 60 ? "many" : "few");
     printf("EINTR comparable to handler calls: %s\n",
            eintr * 2 >= handled ? "yes" : "no");
-    fprintf(stderr, "%d EINTR, %d handled, %d reads\n", eintr, (int)handled, reads);
+    // The counts vary from run to run: they are shown only to explain a
+    // verdict that went wrong (stderr is compared between runs).
+    if (eintr < 60 || eintr * 2 < handled)
+        fprintf(stderr, "%d EINTR, %d handled, %d reads\n", eintr, (int)handled, reads);
     return 0;
 }

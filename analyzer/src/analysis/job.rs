@@ -86,7 +86,10 @@ pub fn detect(tl: &Timeline) -> JobContext {
     let mut multi_worker_iter = false;
     for id in span_names(tl) {
         let n = tl.strings.get(id);
-        if n.starts_with("aten::") || n.starts_with("ProfilerStep") || n.starts_with("nn.Module") {
+        // Framework ops show that backward ops would have been seen too; a
+        // step marker alone does not (native recordings carry ProfilerStep
+        // through NVTX, but no aten ops).
+        if n.starts_with("aten::") || n.starts_with("nn.Module") {
             framework_ops = true;
         }
         if n.contains("Backward") || n.starts_with("autograd::") || n.contains("aten::backward") {
@@ -210,5 +213,6 @@ mod tests {
         ));
         assert!(g.graph_replay && g.dataloader && g.dataloader_workers == Some(0));
         assert_eq!(detect(&tl(&[], "")).mode, Mode::Unknown);
+        assert_eq!(detect(&tl(&["ProfilerStep#3"], "")).mode, Mode::Unknown);
     }
 }

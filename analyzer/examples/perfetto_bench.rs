@@ -302,6 +302,7 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
             label: String::new(),
             source: StepSource::ProfilerStep,
             steps,
+            mean_ns: step_ns,
             median_ns: step_ns,
             p90_ns: step_ns,
         },
@@ -315,6 +316,8 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
             busy_by_precision: vec![],
         }],
         findings: vec![],
+        minor: vec![],
+        combined: None,
     };
     (tl, diag)
 }
@@ -326,11 +329,14 @@ fn empty_diagnosis() -> Diagnosis {
             label: String::new(),
             source: StepSource::None,
             steps: vec![],
+            mean_ns: 0,
             median_ns: 0,
             p90_ns: 0,
         },
         devices: vec![],
         findings: vec![],
+        minor: vec![],
+        combined: None,
     }
 }
 

@@ -9,7 +9,7 @@ use super::attribution::{self, Evidence};
 use super::busy;
 use super::context::{Context, ThreadRef, clip};
 use super::reference;
-use super::whatif::{Change, Replay};
+use super::whatif::{BatchClock, Change, GRAPH_LAUNCH_NS, Replay};
 use crate::model::{
     CopyKind, CorrIndex, Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, MemKind, Ns, Precision,
     Process, Sample, Source, SpanKind, Stream, Thread, Timeline,
@@ -77,6 +77,7 @@ fn timeline(seed: u64) -> Timeline {
         s.intern("ampere_sgemm_128x64_nn"),
         s.intern("vectorized_elementwise_kernel"),
         s.intern("sm80_xmma_gemm_bf16bf16_bf16f32"),
+        s.intern("ncclKernel_AllReduce_RING_LL_Sum_float"),
     ];
     let copy_name = s.intern("Memcpy HtoD");
     let stallscope = s.intern("stallscope");
@@ -168,7 +169,7 @@ fn timeline(seed: u64) -> Timeline {
                     } else {
                         r.dur()
                     };
-                    let name = kernels[r.below(3) as usize];
+                    let name = kernels[r.below(4) as usize];
                     streams[si].push(op(
                         start,
                         kd,
@@ -510,13 +511,47 @@ fn replays_match_the_reference() {
             .map(|rm| Change {
                 remove: rm,
                 drop_offload: rm.contains(&Act::Memory),
-                speedup: &|_| 1.0,
+                ..Change::none()
             })
             .collect();
         changes.push(Change {
-            remove: &[],
-            drop_offload: false,
             speedup: &speedup,
+            ..Change::none()
+        });
+        let clock = BatchClock {
+            period_ns: (1 + r.below(5_000)) as Ns * US,
+            queue: 1 + r.below(8) as u32,
+        };
+        changes.push(Change {
+            per_launch_ns: Some(GRAPH_LAUNCH_NS),
+            ..Change::none()
+        });
+        changes.push(Change {
+            drop_host_work: true,
+            ..Change::none()
+        });
+        changes.push(Change {
+            batches: Some(clock),
+            ..Change::none()
+        });
+        changes.push(Change {
+            remove: &[Act::Wait],
+            drop_deps: true,
+            ..Change::none()
+        });
+        changes.push(Change {
+            comm_wait: true,
+            ..Change::none()
+        });
+        changes.push(Change {
+            remove: &[Act::Io, Act::Memory, Act::Sync, Act::Transfer, Act::Launch, Act::Wait],
+            drop_offload: true,
+            speedup: &speedup,
+            per_launch_ns: Some(GRAPH_LAUNCH_NS),
+            drop_host_work: true,
+            batches: Some(clock),
+            drop_deps: true,
+            comm_wait: false,
         });
         let fast = Replay::new(&cx, g, l);
         let slow = reference::Replay::new(&cx, g, l);

@@ -21,7 +21,9 @@ pub mod steps;
 mod types;
 pub mod whatif;
 
-pub use types::{Cause, DeviceDiagnosis, Diagnosis, Finding, IdleGap, Step, StepSource, Steps};
+pub use types::{
+    Cause, Combined, DeviceDiagnosis, Diagnosis, Finding, IdleGap, Step, StepSource, Steps,
+};
 
 use rayon::prelude::*;
 
@@ -127,7 +129,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             || match (scan, launcher) {
                 (Some(s), Some(l)) => {
                     let r = s.finish(&cx, l);
-                    let rs = whatif::replays::Replays::run(&r, &marks, g, &by_prec);
+                    let rs = whatif::replays::Replays::run(&cx, &r, l, &marks, g, &by_prec);
                     lap("replays");
                     Some(rs)
                 }
@@ -148,7 +150,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             primary = Some((gi, att, ev, by_prec, gemm_by_name, replays));
         }
     }
-    let findings = match &primary {
+    let built = match &primary {
         Some((gi, att, ev, by_prec, gemm_by_name, replays)) => findings::build(&findings::Inputs {
             cx: &cx,
             gpu: &tl.gpus[*gi],
@@ -160,14 +162,20 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             gemm_by_name,
             replays: replays.as_ref(),
         }),
-        None => Vec::new(),
+        None => findings::Built {
+            findings: Vec::new(),
+            minor: Vec::new(),
+            combined: None,
+        },
     };
     lap("findings");
     Diagnosis {
         window,
         steps,
         devices,
-        findings,
+        findings: built.findings,
+        minor: built.minor,
+        combined: built.combined,
     }
 }
 

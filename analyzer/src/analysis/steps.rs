@@ -24,6 +24,7 @@ pub fn find(tl: &Timeline, corr: &CorrIndex) -> Steps {
             source: StepSource::None,
             label: String::new(),
             steps: vec![],
+            mean_ns: 0,
             median_ns: 0,
             p90_ns: 0,
         },
@@ -46,6 +47,7 @@ pub fn build(source: StepSource, mut ranges: Vec<(Ns, Ns)>) -> Steps {
     let mut durs: Vec<Ns> = steps.iter().map(Step::dur).collect();
     durs.sort_unstable();
     let median_ns = percentile(&durs, 0.5);
+    let mean_ns = mean(&durs);
     let p90_ns = percentile(&durs, 0.9);
     for s in &mut steps {
         s.outlier = steps_len_ok(durs.len()) && s.dur() as f64 > OUTLIER_FACTOR * median_ns as f64;
@@ -54,8 +56,18 @@ pub fn build(source: StepSource, mut ranges: Vec<(Ns, Ns)>) -> Steps {
         source,
         label: String::new(),
         steps,
+        mean_ns,
         median_ns,
         p90_ns,
+    }
+}
+
+/// The mean of step durations (0 when there are none).
+pub fn mean(durs: &[Ns]) -> Ns {
+    if durs.is_empty() {
+        0
+    } else {
+        (durs.iter().map(|&d| d as i128).sum::<i128>() / durs.len() as i128) as Ns
     }
 }
 

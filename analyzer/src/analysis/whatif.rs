@@ -22,10 +22,10 @@ mod lanes;
 pub mod replays;
 
 use self::lanes::{Group, OpFacts, OpSpecial, Step, act_index};
-use super::activity::{Act, Seg};
+use super::activity::{Act, Seg, Sub};
 use super::busy::PrecisionMap;
 use super::context::{Context, ThreadRef, clip, clip_one};
-use crate::model::{Gpu, GpuOp, HostSpan, Ns, Precision};
+use crate::model::{Gpu, GpuOp, GpuOpKind, HostSpan, Ns, Precision};
 
 /// A sync call costs at least this much even when nothing is left to wait for.
 const SYNC_FLOOR_NS: Ns = 5_000;
@@ -33,6 +33,50 @@ const SYNC_FLOOR_NS: Ns = 5_000;
 const MAX_LATENCY_NS: Ns = 1_000_000;
 /// Dependency detection: how close an op's start must follow another's end.
 const DEP_EPS_NS: Ns = 50_000;
+
+/// Python work between launches in a burst: CPU segments with launch calls
+/// in them, or no longer than this. Longer CPU stretches without a launch
+/// are other host work (preprocessing, logging), which CUDA graphs or
+/// torch.compile do not remove.
+pub const BURST_GAP_NS: Ns = 200_000;
+/// Host cost per kernel launch under CUDA graphs or torch.compile (the
+/// cpu/python what-if).
+pub const GRAPH_LAUNCH_NS: Ns = 3_000;
+/// A wait for a batch longer than this means the batch was not ready: it
+/// arrived when its producer finished it. A shorter one found it waiting.
+pub const BATCH_WAITED_NS: Ns = 500_000;
+/// Waits for batches closer than this to each other are one batch.
+pub const BATCH_RUN_GAP_NS: Ns = 200_000;
+/// GPU-side start latency of an op once nothing holds it back (the
+/// other/dependency what-if).
+pub const FREE_LATENCY_NS: Ns = 5_000;
+
+/// Whether a CPU segment is Python dispatch inside a launch burst (see
+/// `BURST_GAP_NS`); launch calls themselves are too.
+#[inline]
+pub fn in_burst(s: &Seg) -> bool {
+    match s.act {
+        Act::Launch => true,
+        Act::Cpu => s.sub == Sub::NONE && (s.launch_ns > 0 || s.end - s.start <= BURST_GAP_NS),
+        _ => false,
+    }
+}
+
+/// Whether a segment is host work outside launch bursts (CPU stretches,
+/// GIL waits, sleeps): what moving work off the training loop removes.
+#[inline]
+pub fn is_host_work(s: &Seg) -> bool {
+    s.act == Act::Cpu && !in_burst(s)
+}
+
+/// Batches from producers at a modeled rate (the data what-if).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BatchClock {
+    /// One batch per this long.
+    pub period_ns: Ns,
+    /// Batches the producers may have ready ahead of the consumer.
+    pub queue: u32,
+}
 
 /// A change to replay.
 pub struct Change<'a> {
@@ -42,6 +86,19 @@ pub struct Change<'a> {
     pub drop_offload: bool,
     /// Kernel time divisor per precision class (1.0 = unchanged).
     pub speedup: &'a (dyn Fn(Precision) -> f64 + Sync),
+    /// CUDA graphs or torch.compile: Python dispatch in launch bursts (see
+    /// `in_burst`) costs at most this much per launch.
+    pub per_launch_ns: Option<Ns>,
+    /// Host work outside launch bursts (`is_host_work`) moves off the loop.
+    pub drop_host_work: bool,
+    /// Batches arrive from producers at this rate, not as recorded.
+    pub batches: Option<BatchClock>,
+    /// Ops start when launched and their stream is free: no waits for
+    /// other streams, and no unexplained start latency.
+    pub drop_deps: bool,
+    /// Communication kernels keep their waiting for peers; otherwise they
+    /// take their transfer time only (`Replay::comm_waits`).
+    pub comm_wait: bool,
 }
 
 impl Change<'_> {
@@ -50,6 +107,11 @@ impl Change<'_> {
             remove: &[],
             drop_offload: false,
             speedup: &|_| 1.0,
+            per_launch_ns: None,
+            drop_host_work: false,
+            batches: None,
+            drop_deps: false,
+            comm_wait: false,
         }
     }
 }
@@ -121,6 +183,8 @@ struct StreamScan<'a> {
     /// Launch calls in the window, per thread of `corr.threads()`: bit sets
     /// over the thread's spans.
     launched: Vec<Vec<u64>>,
+    /// (name, duration) of the in-window communication kernels.
+    comm: Vec<(u32, Ns)>,
 }
 
 pub struct Replay<'a> {
@@ -133,6 +197,9 @@ pub struct Replay<'a> {
     order: Option<Vec<OpView>>,
     slots: usize,
     precision: &'a PrecisionMap,
+    /// Per kernel name id: the transfer time of that collective (0: not
+    /// one, or no estimate). Empty when the window has none.
+    comm: Vec<Ns>,
 }
 
 impl<'a> Replay<'a> {
@@ -222,6 +289,7 @@ impl<'a> Replay<'a> {
             specials.entry(b).or_insert_with(|| blank(b.1)).dep = slot;
         }
         let in_order = scans.iter().all(|s| s.in_order);
+        let comm = comm_transfer(scans.iter().flat_map(|s| &s.comm));
         let mut launched: Vec<Vec<u64>> = vec![Vec::new(); spans.len()];
         let mut streams: Vec<StreamOps> = Vec::with_capacity(scans.len());
         for (si, sc) in scans.into_iter().enumerate() {
@@ -276,6 +344,7 @@ impl<'a> Replay<'a> {
             launched,
             spans,
             precision: &cx.precision,
+            comm,
         }
     }
 }
@@ -289,6 +358,7 @@ pub struct ReplayScan<'a> {
     launched: Vec<Vec<u64>>,
     spans: Vec<&'a [HostSpan]>,
     precision: &'a PrecisionMap,
+    comm: Vec<Ns>,
 }
 
 impl<'a> ReplayScan<'a> {
@@ -365,6 +435,7 @@ impl<'a> ReplayScan<'a> {
             order: self.order,
             slots: self.slots,
             precision: self.precision,
+            comm: self.comm,
         }
     }
 }
@@ -374,6 +445,44 @@ impl Replay<'_> {
     /// dropping the offload copies) changes anything: whether any of them is
     /// on the critical host timeline (launch time inside merged CPU segments
     /// counts for `Launch`).
+    /// Whether some communication kernel waited for its peers (by the
+    /// estimate of `comm_transfer`).
+    pub fn comm_waits(&self) -> bool {
+        !self.comm.is_empty()
+    }
+
+    /// Whether some op waits for another stream.
+    pub fn has_deps(&self) -> bool {
+        self.slots > 0
+    }
+
+    /// Whether the critical host timeline has segments `f` accepts.
+    pub fn has_segment(&self, f: impl Fn(&Seg) -> bool) -> bool {
+        self.stretches
+            .iter()
+            .any(|(segs, from, to)| clip(segs, *from, *to).any(|s| f(&s)))
+    }
+
+    /// The waits for batches on the critical host timeline, one per batch
+    /// (waits closer than `BATCH_RUN_GAP_NS` joined): (start, end, loaded
+    /// by the launching process itself).
+    pub fn batch_waits(&self) -> Vec<(Ns, Ns, bool)> {
+        let mut out: Vec<(Ns, Ns, bool)> = Vec::new();
+        for (segs, from, to) in &self.stretches {
+            for s in clip(segs, *from, *to).filter(|s| s.act == Act::Data) {
+                let main = s.sub == Sub::MAIN_PROCESS;
+                match out.last_mut() {
+                    Some(l) if s.start <= l.1 + BATCH_RUN_GAP_NS => {
+                        l.1 = s.end;
+                        l.2 &= main;
+                    }
+                    _ => out.push((s.start, s.end, main)),
+                }
+            }
+        }
+        out
+    }
+
     pub fn present(&self) -> impl Fn(&[Act], bool) -> bool + use<> {
         let mut seen = [false; 8];
         let mut launch_in_cpu = false;
@@ -411,8 +520,11 @@ impl Replay<'_> {
         let w0 = self.window.0;
         // Lanes that shorten CPU segments scale the times of most launches;
         // the others, grouped apart, take the path without scaling there.
-        let shortens_cpu =
-            |c: &Change| c.remove.iter().any(|a| matches!(a, Act::Cpu | Act::Launch));
+        let shortens_cpu = |c: &Change| {
+            c.per_launch_ns.is_some()
+                || c.drop_host_work
+                || c.remove.iter().any(|a| matches!(a, Act::Cpu | Act::Launch))
+        };
         let mut order: Vec<usize> = (0..changes.len()).collect();
         order.sort_by_key(|&i| shortens_cpu(changes[i]));
         let sorted: Vec<&Change> = order.iter().map(|&i| changes[i]).collect();
@@ -586,6 +698,7 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
     let mut last: Option<(Ns, Ns, Ns)> = None;
     let mut prev_ts: Ns = 0;
     let check_offload = !cx.offload.is_empty();
+    let mut comm = Vec::new();
     for (i, o) in ops.iter().enumerate() {
         let launch = cx.corr.get_raw(o.corr);
         let launch_ts = launch.map(|(t, s)| spans[t as usize][s as usize].ts);
@@ -639,6 +752,9 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
             late.push(i as u32);
         }
         last = Some((o.start, o.end, anchor));
+        if o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm {
+            comm.push((o.name, o.dur()));
+        }
         if check_offload && cx.offload.contains(&o.corr) {
             // Marked here, moved into the stream's specials by the caller.
             out.special.push(Special {
@@ -676,7 +792,62 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
         in_order,
         late,
         launched,
+        comm,
     }
+}
+
+/// Per kernel name id, the transfer time of each collective: the 10th
+/// percentile of its durations, as the fastest instances waited least for
+/// their peers. An estimate: instances may move different sizes. Empty when
+/// no collective has two instances that differ (or an instant one).
+fn comm_transfer<'x>(comm: impl Iterator<Item = &'x (u32, Ns)>) -> Vec<Ns> {
+    let mut by_name: FxHashMap<u32, Vec<Ns>> = FxHashMap::default();
+    for &(name, dur) in comm {
+        by_name.entry(name).or_default().push(dur);
+    }
+    let mut out: Vec<Ns> = Vec::new();
+    for (name, mut durs) in by_name {
+        durs.sort_unstable();
+        let fast = crate::analysis::steps::percentile(&durs, 0.1);
+        if durs.len() < 2 || durs[durs.len() - 1] == fast || fast <= 0 {
+            continue;
+        }
+        if out.len() <= name as usize {
+            out.resize(name as usize + 1, 0);
+        }
+        out[name as usize] = fast;
+    }
+    out
+}
+
+/// The estimated wait for peers in a communication kernel (0 for others).
+#[inline]
+fn comm_wait(comm: &[Ns], o: &GpuOp) -> Ns {
+    match comm.get(o.name as usize) {
+        Some(&t) if t > 0 && o.kind() == GpuOpKind::Kernel => (o.dur() - t).max(0),
+        _ => 0,
+    }
+}
+
+/// The estimated wait for peers of every communication kernel of `g` in
+/// the window (by the same estimate as the replay).
+pub fn comm_wait_total(cx: &Context, g: &Gpu) -> Ns {
+    let (w0, w1) = cx.window;
+    let comm: Vec<(u32, Ns)> = g
+        .streams
+        .iter()
+        .flat_map(|s| &s.ops)
+        .filter(|o| o.start < w1 && o.end > w0)
+        .filter(|o| o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm)
+        .map(|o| (o.name, o.dur()))
+        .collect();
+    let table = comm_transfer(comm.iter());
+    g.streams
+        .iter()
+        .flat_map(|s| &s.ops)
+        .filter(|o| o.start < w1 && o.end > w0)
+        .map(|o| comm_wait(&table, o))
+        .sum()
 }
 
 #[inline]
@@ -829,8 +1000,14 @@ impl OpSource {
             }
             so.special.get(*c).filter(|x| x.pos == v.pos).copied()
         };
+        let wait = if r.comm.is_empty() {
+            0
+        } else {
+            comm_wait(&r.comm, o)
+        };
         OpFacts {
-            dur: o.dur(),
+            dur: o.dur() - wait,
+            wait,
             latency: v.latency as u32,
             stream: si as u32,
             special: special.map(|x| OpSpecial {

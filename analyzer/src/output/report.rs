@@ -21,6 +21,11 @@ pub struct Report {
     pub steps: StepSummary,
     pub devices: Vec<DeviceReport>,
     pub findings: Vec<FindingReport>,
+    /// Findings that save less than half a percent of the step.
+    pub minor: Vec<FindingReport>,
+    /// Every advised fix at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub combined: Option<CombinedReport>,
     pub notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hta_compat: Option<serde_json::Value>,
@@ -39,6 +44,8 @@ pub struct ProcessSummary {
 #[derive(Debug, Clone, Serialize)]
 pub struct StepSummary {
     pub count: usize,
+    /// The mean step: the headline, and the base of the what-ifs.
+    pub mean_ns: i64,
     pub median_ns: i64,
     pub p90_ns: i64,
     /// "profiler_step", "nvtx", "detected" or "none".
@@ -66,8 +73,31 @@ pub struct FindingReport {
     pub share_pct: f64,
     pub est_saving_ns: i64,
     pub est_step_ns_after: i64,
+    pub assumption: String,
     pub evidence: String,
     pub fix: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CombinedReport {
+    pub est_step_ns_after: i64,
+    pub est_saving_ns: i64,
+    pub assumption: String,
+}
+
+impl FindingReport {
+    fn of(f: &crate::analysis::Finding) -> FindingReport {
+        FindingReport {
+            cause: f.cause.clone(),
+            sub_cause: f.sub_cause.clone(),
+            share_pct: f.share_pct,
+            est_saving_ns: f.est_saving_ns,
+            est_step_ns_after: f.est_step_ns_after,
+            assumption: f.assumption.clone(),
+            evidence: f.evidence.clone(),
+            fix: f.fix.clone(),
+        }
+    }
 }
 
 impl Report {
@@ -150,6 +180,7 @@ impl Report {
             },
             steps: StepSummary {
                 count: d.steps.steps.len(),
+                mean_ns: d.steps.mean_ns,
                 median_ns: d.steps.median_ns,
                 p90_ns: d.steps.p90_ns,
                 source: match d.steps.source {
@@ -168,19 +199,13 @@ impl Report {
                 marked_by: d.steps.label.clone(),
             },
             devices,
-            findings: d
-                .findings
-                .iter()
-                .map(|f| FindingReport {
-                    cause: f.cause.clone(),
-                    sub_cause: f.sub_cause.clone(),
-                    share_pct: f.share_pct,
-                    est_saving_ns: f.est_saving_ns,
-                    est_step_ns_after: f.est_step_ns_after,
-                    evidence: f.evidence.clone(),
-                    fix: f.fix.clone(),
-                })
-                .collect(),
+            findings: d.findings.iter().map(FindingReport::of).collect(),
+            minor: d.minor.iter().map(FindingReport::of).collect(),
+            combined: d.combined.as_ref().map(|c| CombinedReport {
+                est_step_ns_after: c.est_step_ns_after,
+                est_saving_ns: c.est_saving_ns,
+                assumption: c.assumption.clone(),
+            }),
             notes: tl
                 .notes
                 .iter()

@@ -305,6 +305,7 @@ pub fn native() -> (Timeline, Diagnosis) {
                     outlier: true,
                 },
             ],
+            mean_ns: 20 * MS,
             median_ns: 20 * MS,
             p90_ns: 20 * MS,
         },
@@ -318,6 +319,8 @@ pub fn native() -> (Timeline, Diagnosis) {
             busy_by_precision: vec![],
         }],
         findings: vec![],
+        minor: vec![],
+        combined: None,
     };
     (tl, diag)
 }
@@ -381,6 +384,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
                 end: 1000,
                 outlier: false,
             }],
+            mean_ns: 1000,
             median_ns: 1000,
             p90_ns: 1000,
         },
@@ -429,6 +433,8 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
             },
         ],
         findings: vec![],
+        minor: vec![],
+        combined: None,
     };
     (tl, diag)
 }
@@ -489,6 +495,7 @@ pub fn small() -> (Timeline, Diagnosis) {
                 end: 3600,
                 outlier: false,
             }],
+            mean_ns: 2700,
             median_ns: 2700,
             p90_ns: 2700,
         },
@@ -509,6 +516,8 @@ pub fn small() -> (Timeline, Diagnosis) {
             busy_by_precision: vec![],
         }],
         findings: vec![],
+        minor: vec![],
+        combined: None,
     };
     (tl, diag)
 }

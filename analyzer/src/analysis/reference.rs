@@ -13,7 +13,8 @@ use super::attribution::launch_call_cause;
 use super::context::{Context, ThreadRef, clip, clip_one};
 use super::types::{Cause, IdleGap};
 use super::whatif::{
-    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, Change, FREE_LATENCY_NS, in_burst, is_host_work,
+    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, BURST_GAP_NS, Change, FREE_LATENCY_NS, in_burst,
+    is_host_work,
 };
 use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, Process, Thread};
 
@@ -584,6 +585,8 @@ struct OpInfo {
     corr: u32,
     precision: Precision,
     name: u32,
+    /// Late with no other stream's op to explain it: its recorded start.
+    pinned: Option<Ns>,
     /// A communication kernel.
     comm: bool,
 }
@@ -652,6 +655,7 @@ impl Replay {
                     corr: o.corr,
                     precision: cx.precision.of(o),
                     name: o.name,
+                    pinned: None,
                     comm: o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm,
                 });
                 prev_end = prev_end.max(o.end);
@@ -687,9 +691,11 @@ impl Replay {
         let mut schedule = |i: usize, at: Ns, done: &mut Ns| {
             let op = &self.ops[i];
             let free = stream_free[op.stream as usize];
-            let after_dep = match op.dep {
-                Some(d) if !change.drop_deps => new_end[d],
-                _ => Ns::MIN,
+            let after_dep = match (op.dep, op.pinned) {
+                _ if change.drop_deps => Ns::MIN,
+                (Some(d), _) => new_end[d],
+                (None, Some(t)) => t,
+                (None, None) => Ns::MIN,
             };
             let latency = if change.drop_deps {
                 op.latency.min(FREE_LATENCY_NS)
@@ -733,6 +739,15 @@ impl Replay {
             } else {
                 None
             };
+            // A gap between launches (or a launch and the segment's edge)
+            // is dispatch when short, and then costs at most `per`.
+            let squeeze = |gap: Ns, per: Ns| {
+                if gap <= BURST_GAP_NS {
+                    gap.min(per)
+                } else {
+                    gap
+                }
+            };
             if removed && s.act == Act::Sync {
                 drain = true;
             } else if drain && !removed && matches!(s.act, Act::Io | Act::Data) {
@@ -761,7 +776,7 @@ impl Replay {
                         let dt = (t - s.start).max(0);
                         let at = match compress {
                             Some(per) => {
-                                cur += (dt - last_dt).max(0).min(per);
+                                cur += squeeze((dt - last_dt).max(0), per);
                                 last_dt = last_dt.max(dt);
                                 seg_start_new + cur
                             }
@@ -774,7 +789,7 @@ impl Replay {
                     (_, Some(t)) => {
                         let dt = (t - s.start).max(0);
                         let at = match compress {
-                            Some(per) => seg_start_new + cur + (dt - last_dt).max(0).min(per),
+                            Some(per) => seg_start_new + cur + squeeze((dt - last_dt).max(0), per),
                             None => seg_start_new + (dt as f64 * scale) as Ns,
                         };
                         out.push(at.max(done));
@@ -788,7 +803,7 @@ impl Replay {
             }
             h = if let Some(per) = compress {
                 let len = (s.end - s.start).max(1);
-                seg_start_new + cur + (len - last_dt).max(0).min(per)
+                seg_start_new + cur + squeeze((len - last_dt).max(0), per)
             } else if s.act == Act::Sync && !removed {
                 (h + SYNC_FLOOR_NS.min(s.end - s.start)).max(done)
             } else if s.act == Act::Data
@@ -865,6 +880,9 @@ fn find_dependencies(ops: &mut [OpInfo]) {
                 }
             }
             ops[b].dep = best.map(|x| x.1);
+            if best.is_none() {
+                ops[b].pinned = Some(ops[b].orig_start);
+            }
         }
     }
 }

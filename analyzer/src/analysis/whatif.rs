@@ -29,16 +29,19 @@ use crate::model::{Gpu, GpuOp, GpuOpKind, HostSpan, Ns, Precision};
 
 /// A sync call costs at least this much even when nothing is left to wait for.
 const SYNC_FLOOR_NS: Ns = 5_000;
-/// Launch latency counted per op, at most.
+/// Launch latency counted per op, at most. An op later than that waits for
+/// another stream's op, or, when none is found, for something outside the
+/// trace (a peer rank, an event): it then starts no earlier than it did,
+/// except in the other/dependency what-if.
 const MAX_LATENCY_NS: Ns = 1_000_000;
 /// Dependency detection: how close an op's start must follow another's end.
 const DEP_EPS_NS: Ns = 50_000;
 
-/// Python work between launches in a burst: CPU segments with launch calls
-/// in them, or no longer than this. Longer CPU stretches without a launch
+/// Python dispatch between launches: CPU time between two launches (or a
+/// launch and a segment's edge) no longer than this. Longer CPU stretches
 /// are other host work (preprocessing, logging), which CUDA graphs or
 /// torch.compile do not remove.
-pub const BURST_GAP_NS: Ns = 200_000;
+pub const BURST_GAP_NS: Ns = 100_000;
 /// Host cost per kernel launch under CUDA graphs or torch.compile (the
 /// cpu/python what-if).
 pub const GRAPH_LAUNCH_NS: Ns = 3_000;
@@ -51,22 +54,24 @@ pub const BATCH_RUN_GAP_NS: Ns = 200_000;
 /// other/dependency what-if).
 pub const FREE_LATENCY_NS: Ns = 5_000;
 
-/// Whether a CPU segment is Python dispatch inside a launch burst (see
-/// `BURST_GAP_NS`); launch calls themselves are too.
+/// Whether a segment may hold Python dispatch (its gaps between launches
+/// no longer than `BURST_GAP_NS` are): plain CPU work, and launch calls.
 #[inline]
 pub fn in_burst(s: &Seg) -> bool {
     match s.act {
         Act::Launch => true,
-        Act::Cpu => s.sub == Sub::NONE && (s.launch_ns > 0 || s.end - s.start <= BURST_GAP_NS),
+        Act::Cpu => s.sub == Sub::NONE,
         _ => false,
     }
 }
 
-/// Whether a segment is host work outside launch bursts (CPU stretches,
-/// GIL waits, sleeps): what moving work off the training loop removes.
+/// Whether a segment is host work outside launch bursts (CPU stretches
+/// without a launch longer than `BURST_GAP_NS`, GIL waits, sleeps): what
+/// moving work off the training loop removes.
 #[inline]
 pub fn is_host_work(s: &Seg) -> bool {
-    s.act == Act::Cpu && !in_burst(s)
+    s.act == Act::Cpu
+        && (s.sub != Sub::NONE || (s.launch_ns == 0 && s.end - s.start > BURST_GAP_NS))
 }
 
 /// Batches from producers at a modeled rate (the data what-if).
@@ -126,6 +131,9 @@ struct Special {
     target: u32,
     /// An offload copy.
     offload: bool,
+    /// Late for a reason outside the trace: starts no earlier than this
+    /// (its recorded start; `Ns::MIN` if not).
+    not_before: Ns,
 }
 
 const NONE: u32 = u32::MAX;
@@ -236,6 +244,7 @@ impl<'a> Replay<'a> {
             }
         };
         let mut deps: Vec<((u32, u32), (u32, u32))> = Vec::new();
+        let mut pinned: Vec<((u32, u32), Ns)> = Vec::new();
         for (si, sc) in scans.iter().enumerate() {
             for &i in &sc.late {
                 let start = g.streams[si].ops[i as usize].start;
@@ -263,11 +272,12 @@ impl<'a> Replay<'a> {
                         }
                     }
                 }
-                if let Some((_, (oi, a))) = best {
-                    deps.push((
+                match best {
+                    Some((_, (oi, a))) => deps.push((
                         (si as u32, pos_of(sc, i)),
                         (oi, pos_of(&scans[oi as usize], a)),
-                    ));
+                    )),
+                    None => pinned.push(((si as u32, pos_of(sc, i)), start)),
                 }
             }
         }
@@ -277,7 +287,11 @@ impl<'a> Replay<'a> {
             dep: NONE,
             target: NONE,
             offload: false,
+            not_before: Ns::MIN,
         };
+        for (b, t) in pinned {
+            specials.entry(b).or_insert_with(|| blank(b.1)).not_before = t;
+        }
         let mut slots = 0;
         for (b, a) in deps {
             let target = specials.entry(a).or_insert_with(|| blank(a.1));
@@ -762,6 +776,7 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
                 dep: NONE,
                 target: NONE,
                 offload: true,
+                not_before: Ns::MIN,
             });
         }
     }
@@ -1014,6 +1029,7 @@ impl OpSource {
                 dep: x.dep,
                 target: x.target,
                 offload: x.offload,
+                not_before: x.not_before,
             }),
             precision: if need_precision {
                 r.precision.of(o) as u8

@@ -4,8 +4,8 @@
 //! every lane by one short loop (the replay's hottest code: ops times lanes).
 
 use super::{
-    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, BatchClock, Change, FREE_LATENCY_NS, NONE, SYNC_FLOOR_NS,
-    in_burst, is_host_work,
+    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, BURST_GAP_NS, BatchClock, Change, FREE_LATENCY_NS,
+    NONE, SYNC_FLOOR_NS, in_burst, is_host_work,
 };
 use crate::analysis::activity::{Act, Seg, Sub};
 use crate::model::{Ns, Precision};
@@ -34,6 +34,8 @@ pub(super) struct OpSpecial {
     /// Slot where this op's new end is kept for others (`NONE` if none).
     pub target: u32,
     pub offload: bool,
+    /// Starts no earlier than this unless dependencies are dropped.
+    pub not_before: Ns,
 }
 
 /// One step of the replay's walk, the same for every lane.
@@ -175,7 +177,8 @@ impl LaneState {
     /// compressing; with `advance`, a launch there.
     #[inline(always)]
     fn compressed(&mut self, dt: Ns, per: Ns, advance: bool) -> Ns {
-        let step = (dt - self.last_dt).max(0).min(per);
+        let gap = (dt - self.last_dt).max(0);
+        let step = if gap <= BURST_GAP_NS { gap.min(per) } else { gap };
         if advance {
             self.cur += step;
             self.last_dt = self.last_dt.max(dt);
@@ -416,10 +419,12 @@ impl Group {
                     .zip(&self.changes)
                     .enumerate()
                 {
-                    let after_dep = if sp.dep != NONE && !c.drop_deps {
+                    let after_dep = if c.drop_deps {
+                        Ns::MIN
+                    } else if sp.dep != NONE {
                         self.slot_end[sp.dep as usize * n + l]
                     } else {
-                        Ns::MIN
+                        sp.not_before
                     };
                     let start = (at(st) + c.lat(op)).max(*free).max(after_dep);
                     let dur = if c.drop_offload && sp.offload {

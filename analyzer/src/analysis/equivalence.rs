@@ -592,3 +592,52 @@ fn corr_index_keeps_the_first_call() {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// The diagnosis of a random timeline: the causes split the idle time
+    /// exactly; no single fix saves more than all fixes at once (give or
+    /// take 1% of the window); each finding's step after and saving come
+    /// from one ratio.
+    #[test]
+    fn savings_are_consistent(seed in proptest::prelude::any::<u64>()) {
+        let tl = timeline(seed);
+        let d = super::diagnose(&tl);
+        for dev in &d.devices {
+            proptest::prop_assert_eq!(dev.idle_by_cause.iter().sum::<Ns>(), dev.idle_ns);
+            let gaps: Ns = dev.gaps.iter().map(|g| g.dur()).sum();
+            proptest::prop_assert_eq!(gaps, dev.idle_ns);
+        }
+        let wall = (d.window.1 - d.window.0).max(1);
+        let mean = if d.steps.steps.is_empty() { wall } else { d.steps.mean_ns.max(1) };
+        let all: Vec<&super::Finding> = d.findings.iter().chain(&d.minor).collect();
+        if let Some(c) = &d.combined {
+            for f in &all {
+                proptest::prop_assert!(
+                    f.est_saving_ns <= c.est_saving_ns + wall / 100,
+                    "{}/{} saves {} > combined {} (window {wall})",
+                    f.cause, f.sub_cause, f.est_saving_ns, c.est_saving_ns
+                );
+            }
+            let want = mean as f64 * (1.0 - c.est_saving_ns as f64 / wall as f64);
+            proptest::prop_assert!((c.est_step_ns_after as f64 - want).abs() <= 2.0 + 1e-6 * mean as f64);
+        }
+        for f in &all {
+            let want = mean as f64 * (1.0 - f.est_saving_ns as f64 / wall as f64);
+            proptest::prop_assert!(
+                (f.est_step_ns_after as f64 - want).abs() <= 2.0 + 1e-6 * mean as f64,
+                "{}/{}: after {} but saving {} of {wall} on a mean step of {mean}",
+                f.cause, f.sub_cause, f.est_step_ns_after, f.est_saving_ns
+            );
+            proptest::prop_assert!(f.est_step_ns_after <= mean);
+        }
+        // Ranked by saving; minor ones save under half a percent.
+        for w in d.findings.windows(2) {
+            proptest::prop_assert!(w[0].est_saving_ns >= w[1].est_saving_ns);
+        }
+        for f in &d.minor {
+            proptest::prop_assert!(200 * f.est_saving_ns < wall);
+        }
+    }
+}

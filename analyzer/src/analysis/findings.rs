@@ -51,12 +51,25 @@ pub fn estimate(ratio: f64, wall: Ns, mean_step: Ns) -> (Ns, Ns) {
 }
 
 /// The ratio of a fix to an idle cause, capped so that it saves at most
-/// the idle time attributed to that cause: a cause's fix changes only its
-/// own segments, and in the replay a host that runs ahead could otherwise
-/// hide other causes' idle time too (a sync at 1% of the idle time claimed
-/// a fifth of the DLRM step).
+/// `idle`: see `cap_of`.
 fn capped(ratio: f64, idle: Ns, wall: Ns) -> f64 {
     ratio.max(1.0 - idle as f64 / wall as f64)
+}
+
+/// The most a host-side fix can save: no fix that leaves the GPU's work as
+/// it is saves more than the idle time. A sync or a dependency removed lets
+/// the replayed host run ahead of the GPU and hide other causes' idle time
+/// too (a sync at 2% of the DLRM step claimed 14%), so those save at most
+/// their own idle time, which attribution already gives the host work after
+/// a sync that would overlap; graphs save at most the dispatch and launch
+/// idle time.
+fn cap_of(i: &Inputs, fix: Fix, idle: Ns) -> Ns {
+    let by = |c: Cause| i.att.idle_by_cause[c.index()];
+    match fix {
+        Fix::Sync | Fix::Other => idle,
+        Fix::CpuPython => idle + by(Cause::Launch),
+        _ => i.att.idle_by_cause.iter().sum(),
+    }
 }
 
 /// The sub-causes of `cpu` that CUDA graphs or torch.compile fix; the
@@ -82,7 +95,8 @@ pub fn build(i: &Inputs) -> Built {
     let mut out = Vec::new();
     let mut push = |cause: &str, sub: &str, idle: Ns, fix: Fix, texts: (String, String)| {
         let share = 100.0 * idle as f64 / wall as f64;
-        let (saving, after) = estimate(capped(ratio(fix), idle, wall), wall, mean_step);
+        let cap = cap_of(i, fix, idle);
+        let (saving, after) = estimate(capped(ratio(fix), cap, wall), wall, mean_step);
         out.push(Finding {
             cause: cause.to_string(),
             sub_cause: sub.to_string(),

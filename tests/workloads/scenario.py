@@ -1,7 +1,8 @@
 """Training-loop scenarios on gpusim, each with a known dominant stall, for the
 diagnosis tests. usage: scenario.py LIBGPUSIM NAME [fixed]
 
-NAME: baseline | data_cpu | data_io | io | cpu | precision | memory | sync.
+NAME: baseline | data_cpu | data_io | io | cpu | precision | memory | sync |
+main_loader | dispatch | startup.
 `fixed` runs the same loop with the stall removed, to check the what-if.
 Every step is a ProfilerStep#N NVTX range, and ends with a stream sync (as
 `loss.item()` does), so host step times track the GPU."""
@@ -76,6 +77,38 @@ def gpu_work(g, kernels, ns, kname=BF16):
         g.launch(kname, ns)
 
 
+# Python dispatch before each launch in eager mode, and what CUDA graphs or
+# torch.compile leave of it (the analyzer's cpu/python what-if assumes 3 us).
+DISPATCH_S = 0.0001
+GRAPHED_S = 0.000003
+SINGLE = b"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+MULTI = b"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+
+
+def dispatched(g, kernels, ns, overhead):
+    """Eager PyTorch: Python work before every launch."""
+    for _ in range(kernels):
+        burn(overhead)
+        g.launch(BF16, ns)
+
+
+def loader_worker(q, n, cost):
+    """A DataLoader worker process: each batch costs `cost` of CPU."""
+    for _ in range(n):
+        burn(cost)
+        q.put(b"x" * 1024)
+
+
+def start_workers(count, n, cost, maxsize):
+    ctx = mp.get_context("fork")
+    q = ctx.Queue(maxsize=maxsize)
+    per = [n // count + (1 if i < n % count else 0) for i in range(count)]
+    ps = [ctx.Process(target=loader_worker, args=(q, k, cost)) for k in per]
+    for p in ps:
+        p.start()
+    return q, ps
+
+
 def main():
     g = Gpu(so, memory=(1 << 30) if name == "memory" else 16 << 30)
     scratch = g.malloc(1 << 20)
@@ -87,6 +120,16 @@ def main():
         q.get()  # warm-up batch, outside the steps
     if name == "io":
         path = data_file()
+    workers = []
+    if name == "main_loader" and fixed:
+        # The fix: 4 DataLoader workers at the same cost per batch.
+        q, workers = start_workers(4, STEPS + 4, 0.06, 8)
+        for _ in range(4):
+            q.get()  # warm-up batches, outside the steps
+    if name == "dispatch":
+        # Workers that keep up: a batch every 5 ms for a step of ~30 ms.
+        q, workers = start_workers(2, STEPS + 2, 0.01, 4)
+        q.get()
     if name == "memory":
         # The caching allocator's blocks: many mid-sized ones.
         cache = [g.malloc(3 << 20) for _ in range(190)]
@@ -128,6 +171,22 @@ def main():
                 cache = [g.malloc(3 << 20) for _ in range(190)]
             else:
                 gpu_work(g, 10, 3 * MS)
+        elif name == "main_loader":
+            # num_workers=0: the loop loads each batch itself, then
+            # dispatches its kernels from Python.
+            if fixed:
+                g.range_push(MULTI)
+                q.get()
+            else:
+                g.range_push(SINGLE)
+                burn(0.06)
+            g.range_pop()
+            dispatched(g, 100, MS // 2, DISPATCH_S)
+        elif name == "dispatch":
+            g.range_push(MULTI)
+            q.get()
+            g.range_pop()
+            dispatched(g, 200, 100_000, GRAPHED_S if fixed else DISPATCH_S)
         elif name == "sync":
             gpu_work(g, 20, 2 * MS)
             g.item(scratch)
@@ -136,6 +195,9 @@ def main():
         g.sync()
         g.step_end()
     if name in ("data_cpu", "data_io"):
+        p.join()
+    for p in workers:
+        p.terminate()
         p.join()
     if name == "io":
         os.unlink(path)

@@ -68,3 +68,10 @@ class Gpu:
 
     def step_end(self):
         self.lib.gpusim_nvtx_pop()
+
+    def range_push(self, name):
+        """An NVTX range, as record_function or the DataLoader's own."""
+        self.lib.gpusim_nvtx_push(name)
+
+    def range_pop(self):
+        self.lib.gpusim_nvtx_pop()

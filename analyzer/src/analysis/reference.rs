@@ -13,8 +13,7 @@ use super::attribution::launch_call_cause;
 use super::context::{Context, ThreadRef, clip, clip_one};
 use super::types::{Cause, IdleGap};
 use super::whatif::{
-    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, BURST_GAP_NS, Change, FREE_LATENCY_NS, in_burst,
-    is_host_work,
+    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, Change, FREE_LATENCY_NS, in_burst, is_host_work,
 };
 use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, Process, Thread};
 
@@ -719,7 +718,9 @@ impl Replay {
         for s in &self.segs {
             let len = (s.end - s.start).max(1) as f64;
             let new_batch = s.act == Act::Data && s.start > last_data_end + BATCH_RUN_GAP_NS;
-            let batch_lane = s.act == Act::Data && change.batches.is_some();
+            let waited = s.act == Act::Data
+                && (s.sub == Sub::MAIN_PROCESS || s.end - s.start > BATCH_WAITED_NS);
+            let batch_lane = waited && change.batches.is_some();
             let removed = change.remove.contains(&s.act)
                 || batch_lane
                 || (change.drop_host_work && is_host_work(s));
@@ -739,30 +740,25 @@ impl Replay {
             } else {
                 None
             };
-            // A gap between launches (or a launch and the segment's edge)
-            // is dispatch when short, and then costs at most `per`.
-            let squeeze = |gap: Ns, per: Ns| {
-                if gap <= BURST_GAP_NS {
-                    gap.min(per)
-                } else {
-                    gap
-                }
-            };
+            // Each gap between launches (or a launch and the segment's
+            // edge) costs at most `per`.
+            let squeeze = |gap: Ns, per: Ns| gap.min(per);
             if removed && s.act == Act::Sync {
                 drain = true;
             } else if drain && !removed && matches!(s.act, Act::Io | Act::Data) {
                 h = h.max(done);
                 drain = false;
             }
-            if let (true, Some(b)) = (batch_lane && new_batch, change.batches) {
-                let waited = s.sub != Sub::MAIN_PROCESS && s.end - s.start > BATCH_WAITED_NS;
-                let cap = if waited {
-                    h.max(s.end)
-                } else {
-                    h + (s.end - s.start)
-                };
+            if let (true, Some(b)) = (new_batch, change.batches) {
                 ready = (ready + b.period_ns).max(h - b.queue as Ns * b.period_ns);
-                h = h.max(ready.min(cap));
+                if batch_lane {
+                    let cap = if s.sub == Sub::MAIN_PROCESS {
+                        h + (s.end - s.start)
+                    } else {
+                        h.max(s.end)
+                    };
+                    h = h.max(ready.min(cap));
+                }
             }
             let seg_start_new = h;
             // Compression: the offset of the segment's last launch, and the

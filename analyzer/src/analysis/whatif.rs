@@ -37,11 +37,11 @@ const MAX_LATENCY_NS: Ns = 1_000_000;
 /// Dependency detection: how close an op's start must follow another's end.
 const DEP_EPS_NS: Ns = 50_000;
 
-/// Python dispatch between launches: CPU time between two launches (or a
-/// launch and a segment's edge) no longer than this. Longer CPU stretches
-/// are other host work (preprocessing, logging), which CUDA graphs or
-/// torch.compile do not remove.
-pub const BURST_GAP_NS: Ns = 100_000;
+/// Python dispatch: CPU work merged with launch calls (see
+/// `activity::MERGE_CAP_NS`), or CPU work no longer than this. Longer CPU
+/// stretches without a launch are other host work (preprocessing, logging),
+/// which CUDA graphs or torch.compile do not remove.
+pub const BURST_GAP_NS: Ns = 200_000;
 /// Host cost per kernel launch under CUDA graphs or torch.compile (the
 /// cpu/python what-if).
 pub const GRAPH_LAUNCH_NS: Ns = 3_000;
@@ -54,13 +54,13 @@ pub const BATCH_RUN_GAP_NS: Ns = 200_000;
 /// other/dependency what-if).
 pub const FREE_LATENCY_NS: Ns = 5_000;
 
-/// Whether a segment may hold Python dispatch (its gaps between launches
-/// no longer than `BURST_GAP_NS` are): plain CPU work, and launch calls.
+/// Whether a segment is Python dispatch in a launch burst (see
+/// `BURST_GAP_NS`), or a launch call.
 #[inline]
 pub fn in_burst(s: &Seg) -> bool {
     match s.act {
         Act::Launch => true,
-        Act::Cpu => s.sub == Sub::NONE,
+        Act::Cpu => s.sub == Sub::NONE && (s.launch_ns > 0 || s.end - s.start <= BURST_GAP_NS),
         _ => false,
     }
 }
@@ -70,8 +70,7 @@ pub fn in_burst(s: &Seg) -> bool {
 /// moving work off the training loop removes.
 #[inline]
 pub fn is_host_work(s: &Seg) -> bool {
-    s.act == Act::Cpu
-        && (s.sub != Sub::NONE || (s.launch_ns == 0 && s.end - s.start > BURST_GAP_NS))
+    s.act == Act::Cpu && !in_burst(s)
 }
 
 /// Batches from producers at a modeled rate (the data what-if).

@@ -4,7 +4,7 @@
 //! every lane by one short loop (the replay's hottest code: ops times lanes).
 
 use super::{
-    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, BURST_GAP_NS, BatchClock, Change, FREE_LATENCY_NS,
+    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, BatchClock, Change, FREE_LATENCY_NS,
     NONE, SYNC_FLOOR_NS, in_burst, is_host_work,
 };
 use crate::analysis::activity::{Act, Seg, Sub};
@@ -177,8 +177,7 @@ impl LaneState {
     /// compressing; with `advance`, a launch there.
     #[inline(always)]
     fn compressed(&mut self, dt: Ns, per: Ns, advance: bool) -> Ns {
-        let gap = (dt - self.last_dt).max(0);
-        let step = if gap <= BURST_GAP_NS { gap.min(per) } else { gap };
+        let step = (dt - self.last_dt).max(0).min(per);
         if advance {
             self.cur += step;
             self.last_dt = self.last_dt.max(dt);
@@ -310,8 +309,13 @@ impl Group {
         let len = (s.end - s.start).max(1) as f64;
         let new_batch = s.act == Act::Data && s.start > self.last_data_end + BATCH_RUN_GAP_NS;
         let (burst, host_work) = (in_burst(s), is_host_work(s));
+        // A wait the batch was not ready for, or loading in the loop itself:
+        // what the batch clock replaces. A short wait found its batch ready
+        // and keeps its own cost.
+        let waited = s.act == Act::Data
+            && (s.sub == Sub::MAIN_PROCESS || s.end - s.start > BATCH_WAITED_NS);
         for (st, c) in self.state.iter_mut().zip(&self.changes) {
-            let batch_lane = s.act == Act::Data && c.batches.is_some();
+            let batch_lane = waited && c.batches.is_some();
             st.removed =
                 c.remove[act_index(s.act)] || batch_lane || (c.drop_host_work && host_work);
             st.compress = None;
@@ -338,18 +342,19 @@ impl Group {
                 st.h = st.h.max(st.done);
                 st.drain = false;
             }
-            if let (true, Some(b)) = (batch_lane && new_batch, c.batches) {
+            if let (true, Some(b)) = (new_batch, c.batches) {
                 // The next batch is ready one period after the last, the
                 // producers at most `queue` batches ahead; never later
                 // than the recording had it.
-                let waited = s.sub != Sub::MAIN_PROCESS && s.end - s.start > BATCH_WAITED_NS;
-                let cap = if waited {
-                    st.h.max(s.end)
-                } else {
-                    st.h + (s.end - s.start)
-                };
                 st.ready = (st.ready + b.period_ns).max(st.h - b.queue as Ns * b.period_ns);
-                st.h = st.h.max(st.ready.min(cap));
+                if batch_lane {
+                    let cap = if s.sub == Sub::MAIN_PROCESS {
+                        st.h + (s.end - s.start)
+                    } else {
+                        st.h.max(s.end)
+                    };
+                    st.h = st.h.max(st.ready.min(cap));
+                }
             }
             st.seg_start = st.h;
         }

@@ -123,7 +123,7 @@ def main():
     workers = []
     if name == "main_loader" and fixed:
         # The fix: 4 DataLoader workers at the same cost per batch.
-        q, workers = start_workers(4, STEPS + 4, 0.06, 8)
+        q, workers = start_workers(4, STEPS + 4, 0.04, 8)
         for _ in range(4):
             q.get()  # warm-up batches, outside the steps
     if name == "dispatch":
@@ -179,9 +179,9 @@ def main():
                 q.get()
             else:
                 g.range_push(SINGLE)
-                burn(0.06)
+                burn(0.04)
             g.range_pop()
-            dispatched(g, 100, MS // 2, DISPATCH_S)
+            dispatched(g, 100, MS // 2, DISPATCH_S / 4)
         elif name == "dispatch":
             g.range_push(MULTI)
             q.get()

@@ -72,11 +72,12 @@ fn cap_of(i: &Inputs, fix: Fix, idle: Ns) -> Ns {
     }
 }
 
-/// The sub-causes of `cpu` that CUDA graphs or torch.compile fix; the
-/// others (host work outside launch bursts, GIL, sleeps, contention) are
-/// fixed by moving the work off the loop.
+/// The sub-causes of `cpu` that CUDA graphs or torch.compile fix (Python
+/// dispatch, and the run-queue delay it suffers on a busy machine, which
+/// less dispatch suffers less); the others (host work outside launch
+/// bursts, GIL, sleeps) are fixed by moving the work off the loop.
 fn cpu_fix(sub: &str) -> Fix {
-    if sub == "python" {
+    if sub == "python" || sub == "contention" {
         Fix::CpuPython
     } else {
         Fix::HostWork

@@ -584,7 +584,8 @@ struct OpInfo {
     corr: u32,
     precision: Precision,
     name: u32,
-    /// Late with no other stream's op to explain it: its recorded start.
+    /// A collective late with no other stream's op to explain it: its
+    /// recorded start.
     pinned: Option<Ns>,
     /// A communication kernel.
     comm: bool,
@@ -876,7 +877,7 @@ fn find_dependencies(ops: &mut [OpInfo]) {
                 }
             }
             ops[b].dep = best.map(|x| x.1);
-            if best.is_none() {
+            if best.is_none() && ops[b].comm {
                 ops[b].pinned = Some(ops[b].orig_start);
             }
         }

@@ -30,9 +30,9 @@ use crate::model::{Gpu, GpuOp, GpuOpKind, HostSpan, Ns, Precision};
 /// A sync call costs at least this much even when nothing is left to wait for.
 const SYNC_FLOOR_NS: Ns = 5_000;
 /// Launch latency counted per op, at most. An op later than that waits for
-/// another stream's op, or, when none is found, for something outside the
-/// trace (a peer rank, an event): it then starts no earlier than it did,
-/// except in the other/dependency what-if.
+/// another stream's op; a collective with none found waits for its peers,
+/// and starts no earlier than it did, except in the other/dependency
+/// what-if.
 const MAX_LATENCY_NS: Ns = 1_000_000;
 /// Dependency detection: how close an op's start must follow another's end.
 const DEP_EPS_NS: Ns = 50_000;
@@ -242,6 +242,9 @@ impl<'a> Replay<'a> {
                 Some(w) => w.binary_search(&idx).map_or(NONE, |p| p as u32),
             }
         };
+        let is_comm = |o: &GpuOp| {
+            o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm
+        };
         let mut deps: Vec<((u32, u32), (u32, u32))> = Vec::new();
         let mut pinned: Vec<((u32, u32), Ns)> = Vec::new();
         for (si, sc) in scans.iter().enumerate() {
@@ -276,7 +279,12 @@ impl<'a> Replay<'a> {
                         (si as u32, pos_of(sc, i)),
                         (oi, pos_of(&scans[oi as usize], a)),
                     )),
-                    None => pinned.push(((si as u32, pos_of(sc, i)), start)),
+                    // A collective late for no reason in the trace waited for
+                    // its peers to launch it: it starts no earlier.
+                    None if is_comm(&g.streams[si].ops[i as usize]) => {
+                        pinned.push(((si as u32, pos_of(sc, i)), start))
+                    }
+                    None => {}
                 }
             }
         }

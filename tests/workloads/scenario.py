@@ -127,8 +127,8 @@ def main():
         for _ in range(4):
             q.get()  # warm-up batches, outside the steps
     if name == "dispatch":
-        # Workers that keep up: a batch every 5 ms for a step of ~30 ms.
-        q, workers = start_workers(2, STEPS + 2, 0.01, 4)
+        # Workers that keep up: a batch every 1 ms for a step of ~40 ms.
+        q, workers = start_workers(2, STEPS + 2, 0.002, 4)
         q.get()
     if name == "memory":
         # The caching allocator's blocks: many mid-sized ones.
@@ -186,7 +186,7 @@ def main():
             g.range_push(MULTI)
             q.get()
             g.range_pop()
-            dispatched(g, 200, 100_000, GRAPHED_S if fixed else DISPATCH_S)
+            dispatched(g, 200, 150_000, GRAPHED_S if fixed else DISPATCH_S)
         elif name == "sync":
             gpu_work(g, 20, 2 * MS)
             g.item(scratch)

@@ -719,8 +719,12 @@ impl Replay {
         for s in &self.segs {
             let len = (s.end - s.start).max(1) as f64;
             let new_batch = s.act == Act::Data && s.start > last_data_end + BATCH_RUN_GAP_NS;
-            let waited = s.act == Act::Data
-                && (s.sub == Sub::MAIN_PROCESS || s.end - s.start > BATCH_WAITED_NS);
+            let ranges_wait = cx.tl.source == crate::model::Source::Kineto;
+            let anchored = s.act == Act::Data
+                && s.sub != Sub::MAIN_PROCESS
+                && s.end - s.start > BATCH_WAITED_NS
+                && (ranges_wait || s.sub != Sub::DATALOADER);
+            let waited = (s.act == Act::Data && s.sub == Sub::MAIN_PROCESS) || anchored;
             let batch_lane = waited && change.batches.is_some();
             let removed = change.remove.contains(&s.act)
                 || batch_lane
@@ -803,11 +807,7 @@ impl Replay {
                 seg_start_new + cur + squeeze((len - last_dt).max(0), per)
             } else if s.act == Act::Sync && !removed {
                 (h + SYNC_FLOOR_NS.min(s.end - s.start)).max(done)
-            } else if s.act == Act::Data
-                && !removed
-                && s.sub != Sub::MAIN_PROCESS
-                && s.end - s.start > BATCH_WAITED_NS
-            {
+            } else if anchored && !removed {
                 h.max(s.end)
             } else {
                 h + (len * scale) as Ns

@@ -197,7 +197,7 @@ struct StreamScan<'a> {
 pub struct Replay<'a> {
     window: (Ns, Ns),
     /// The critical host timeline: stretches of threads' segments.
-    stretches: Vec<(Arc<Vec<Seg>>, Ns, Ns)>,
+    pub(crate) stretches: Vec<(Arc<Vec<Seg>>, Ns, Ns)>,
     streams: Vec<StreamOps<'a>>,
     /// Launch order, when some stream's ops are not in launch order (rare):
     /// every op, sorted.
@@ -207,6 +207,22 @@ pub struct Replay<'a> {
     /// Per kernel name id: the transfer time of that collective (0: not
     /// one, or no estimate). Empty when the window has none.
     comm: Vec<Ns>,
+    /// See `batch_waited`.
+    ranges_wait: bool,
+}
+
+/// Whether a wait for a batch found it not ready, so that it arrived when
+/// its producer finished it: a blocking read, poll or queue wait longer than
+/// `BATCH_WAITED_NS`. In a stallscope recording, the time in a DataLoader
+/// range outside those is the loop's own work (unpickling, pinning), never
+/// waiting; a profiler trace shows only the range (`ranges_wait`), so a long
+/// one counts as a wait.
+#[inline]
+pub fn batch_waited(s: &Seg, ranges_wait: bool) -> bool {
+    s.act == Act::Data
+        && s.sub != Sub::MAIN_PROCESS
+        && s.end - s.start > BATCH_WAITED_NS
+        && (ranges_wait || s.sub != Sub::DATALOADER)
 }
 
 impl<'a> Replay<'a> {
@@ -457,6 +473,7 @@ impl<'a> ReplayScan<'a> {
             slots: self.slots,
             precision: self.precision,
             comm: self.comm,
+            ranges_wait: cx.tl.source == crate::model::Source::Kineto,
         }
     }
 }
@@ -558,7 +575,11 @@ impl Replay<'_> {
         };
         let mut groups: Vec<Group> = parts
             .into_iter()
-            .map(|c| Group::new(c, w0, self.streams.len(), self.slots, marks.len()))
+            .map(|c| {
+                let mut g = Group::new(c, w0, self.streams.len(), self.slots, marks.len());
+                g.ranges_wait = self.ranges_wait;
+                g
+            })
             .collect();
         let need_precision = groups.iter().any(|g| g.needs_precision());
         let mut walk = Walk::new(self, marks, need_precision);

@@ -4,7 +4,7 @@
 //! every lane by one short loop (the replay's hottest code: ops times lanes).
 
 use super::{
-    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, BatchClock, Change, FREE_LATENCY_NS,
+    BATCH_RUN_GAP_NS, BatchClock, Change, FREE_LATENCY_NS, batch_waited,
     NONE, SYNC_FLOOR_NS, in_burst, is_host_work,
 };
 use crate::analysis::activity::{Act, Seg, Sub};
@@ -198,6 +198,8 @@ pub(super) struct Group {
     seg: Option<Seg>,
     /// The (original) end of the last wait for a batch.
     last_data_end: Ns,
+    /// See `super::batch_waited`.
+    pub(super) ranges_wait: bool,
     /// Every lane runs the current segment at its own speed (scale 1), so
     /// no time needs scaling: the common case, worth its own path.
     unit: bool,
@@ -238,6 +240,7 @@ impl Group {
             changes,
             seg: None,
             last_data_end: Ns::MIN / 4,
+            ranges_wait: false,
             unit: true,
             state: vec![start; n],
             out: (0..n).map(|_| Vec::with_capacity(marks)).collect(),
@@ -312,8 +315,8 @@ impl Group {
         // A wait the batch was not ready for, or loading in the loop itself:
         // what the batch clock replaces. A short wait found its batch ready
         // and keeps its own cost.
-        let waited = s.act == Act::Data
-            && (s.sub == Sub::MAIN_PROCESS || s.end - s.start > BATCH_WAITED_NS);
+        let waited = (s.act == Act::Data && s.sub == Sub::MAIN_PROCESS)
+            || batch_waited(s, self.ranges_wait);
         for (st, c) in self.state.iter_mut().zip(&self.changes) {
             let batch_lane = waited && c.batches.is_some();
             st.removed =
@@ -369,17 +372,14 @@ impl Group {
         if s.act == Act::Data {
             self.last_data_end = s.end;
         }
+        let anchored = batch_waited(s, self.ranges_wait);
         for st in &mut self.state {
             st.h = if let Some(per) = st.compress {
                 st.compressed(len, per, true)
             } else if s.act == Act::Sync && !st.removed {
                 // Waits for everything launched so far, no longer.
                 (st.h + SYNC_FLOOR_NS.min(s.end - s.start)).max(st.done)
-            } else if s.act == Act::Data
-                && !st.removed
-                && s.sub != Sub::MAIN_PROCESS
-                && s.end - s.start > BATCH_WAITED_NS
-            {
+            } else if anchored && !st.removed {
                 // The batch was not ready: producers run on their own, and
                 // it arrived when they finished it, however early the
                 // consumer starts waiting. (A shorter wait found it ready.)

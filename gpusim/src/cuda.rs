@@ -655,6 +655,17 @@ pub unsafe extern "C" fn gpusim_launch(
             // SAFETY: a C string per the caller.
             let name = intern(unsafe { CStr::from_ptr(kernel_name) }.to_bytes());
             spin_for(LAUNCH_COST_NS);
+            // Lazy module loading: the first launch of a kernel loads its
+            // module inside the launch call (the state is not held, as the
+            // driver would not block other threads).
+            let load = {
+                let mut st = state();
+                let first = st.loaded.insert(name.as_ptr() as usize);
+                if first { st.module_load_ns } else { 0 }
+            };
+            if load > 0 {
+                std::thread::sleep(std::time::Duration::from_nanos(load));
+            }
             let mut st = state();
             let Some(idx) = stream_index(&st, stream) else {
                 return INVALID_HANDLE;
@@ -680,6 +691,14 @@ pub unsafe extern "C" fn gpusim_launch(
             SUCCESS
         },
     )
+}
+
+/// Makes the first launch of each kernel name take `ns` more (lazy module
+/// loading), from now on. Returns 0.
+#[unsafe(no_mangle)]
+pub extern "C" fn gpusim_set_module_load(ns: c_ulonglong) -> c_int {
+    state().module_load_ns = ns;
+    SUCCESS
 }
 
 thread_local! {

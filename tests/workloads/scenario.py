@@ -187,6 +187,15 @@ def main():
             q.get()
             g.range_pop()
             dispatched(g, 200, 150_000, GRAPHED_S if fixed else DISPATCH_S)
+        elif name == "startup":
+            # A new kernel every 4th step, whose first launch loads its
+            # module for 150 ms (lazy loading): the GPU finishes the work
+            # queued before it and idles while the call still runs.
+            gpu_work(g, 10, 4 * MS)
+            if i % 4 == 1:
+                g.module_load(150 * MS)
+                g.launch(f"void new_kernel_{i}<float>".encode(), 2 * MS)
+                g.module_load(0)
         elif name == "sync":
             gpu_work(g, 20, 2 * MS)
             g.item(scratch)

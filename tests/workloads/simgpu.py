@@ -69,6 +69,11 @@ class Gpu:
     def step_end(self):
         self.lib.gpusim_nvtx_pop()
 
+    def module_load(self, ns):
+        """From now on, the first launch of each kernel name loads its module
+        for `ns` inside the launch call."""
+        self.lib.gpusim_set_module_load(ctypes.c_ulonglong(ns))
+
     def range_push(self, name):
         """An NVTX range, as record_function or the DataLoader's own."""
         self.lib.gpusim_nvtx_push(name)

@@ -374,7 +374,9 @@ impl State<'_, '_, '_> {
                 None => (Cause::Launch, "latency"),
             };
             let (cause, sub) = match (drained_by_sync, cause) {
-                (Some(s), Cause::Launch) => (Cause::Sync, s),
+                // A slow call (module loading, JIT) is the launch's own, sync
+            // or not.
+            (Some(s), Cause::Launch) if sub != "slow-call" => (Cause::Sync, s),
                 // An op held by a wait for an event on another stream: the
                 // GPU waited on that stream, not on the launch.
                 (None, Cause::Launch) if sub == "latency" && event_wait(l) => {

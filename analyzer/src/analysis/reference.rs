@@ -441,7 +441,9 @@ fn attribute_gap(
             None => (Cause::Launch, "latency"),
         };
         let (cause, sub) = match (drained_by_sync, cause) {
-            (Some(s), Cause::Launch) => (Cause::Sync, s),
+            // A slow call (module loading, JIT) is the launch's own, sync
+            // or not.
+            (Some(s), Cause::Launch) if sub != "slow-call" => (Cause::Sync, s),
             (None, Cause::Launch) if sub == "latency" && event_wait(l) => {
                 if let Some(st) = stream {
                     *ev.waited_streams.entry(st).or_default() += b - l;

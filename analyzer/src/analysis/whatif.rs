@@ -197,7 +197,7 @@ struct StreamScan<'a> {
 pub struct Replay<'a> {
     window: (Ns, Ns),
     /// The critical host timeline: stretches of threads' segments.
-    pub(crate) stretches: Vec<(Arc<Vec<Seg>>, Ns, Ns)>,
+    stretches: Vec<(Arc<Vec<Seg>>, Ns, Ns)>,
     streams: Vec<StreamOps<'a>>,
     /// Launch order, when some stream's ops are not in launch order (rare):
     /// every op, sorted.

@@ -315,15 +315,6 @@ impl Replays {
         for (f, _) in &fixes {
             by_fix[f.index()] = out.next();
         }
-        if std::env::var_os("H12B_DEBUG").is_some() {
-            let sp = |l: &Lane| (l.0.last().copied().unwrap_or(0) - l.0.first().copied().unwrap_or(0)) as f64 / 1e6;
-            eprintln!("base {:.1} combined {:.1}", sp(&base), sp(&combined));
-            for f in Fix::ALL { if let Some(l) = &by_fix[f.index()] { eprintln!("{f:?} {:.1}", sp(l)); } }
-            let mut n = std::collections::HashMap::new();
-            for (segs, from, to) in &r.stretches { for s in crate::analysis::context::clip(segs, *from, *to) {
-                let e = n.entry(format!("{:?}/{} burst={} hw={}", s.act, s.sub.name(), in_burst(&s), is_host_work(&s))).or_insert((0usize, 0i64)); e.0 += 1; e.1 += s.end - s.start; } }
-            for (k, v) in n { eprintln!("{k}: {} segs {:.1} ms", v.0, v.1 as f64 / 1e6); }
-        }
         Replays {
             base,
             full: by_fix[Fix::Comm.index()].take(),

@@ -219,7 +219,9 @@ fn nccl_data_cpu_python_models_graphs() {
 
 #[test]
 fn df_index_resolver_cpu_python_models_graphs() {
-    check_cpu_python("HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz");
+    check_cpu_python(
+        "HolisticTraceAnalysis/tests/data/df_index_resolver/df_index_resolver.json.gz",
+    );
 }
 
 fn dlrm_dir() -> PathBuf {

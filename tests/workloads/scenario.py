@@ -196,6 +196,9 @@ def main():
                 g.module_load(150 * MS)
                 g.launch(f"void new_kernel_{i}<float>".encode(), 2 * MS)
                 g.module_load(0)
+            # The last kernels wait for a peer's event, 10 ms late.
+            g.wait_peer(10 * MS)
+            gpu_work(g, 2, 1 * MS)
         elif name == "sync":
             gpu_work(g, 20, 2 * MS)
             g.item(scratch)

@@ -69,6 +69,11 @@ class Gpu:
     def step_end(self):
         self.lib.gpusim_nvtx_pop()
 
+    def wait_peer(self, delay_ns):
+        """cudaStreamWaitEvent on a peer's event that completes `delay_ns`
+        after the work queued on this stream."""
+        self.check(self.lib.gpusim_stream_wait_peer(self.stream, ctypes.c_ulonglong(delay_ns)), "wait")
+
     def module_load(self, ns):
         """From now on, the first launch of each kernel name loads its module
         for `ns` inside the launch call."""

@@ -297,9 +297,8 @@ impl State<'_, '_, '_> {
         };
         // The op waited for an event on another stream, set up since the
         // gap's start (or just before it).
-        let event_wait = |to: Ns| {
-            stream.is_some_and(|st| waited_on_event(waits, st, a - SYNC_SLACK_NS, to))
-        };
+        let event_wait =
+            |to: Ns| stream.is_some_and(|st| waited_on_event(waits, st, a - SYNC_SLACK_NS, to));
         if l <= a {
             // The launch call was still running when the GPU went idle: its
             // whole duration is the launch's (a slow first launch loads the
@@ -313,8 +312,10 @@ impl State<'_, '_, '_> {
                 self.push(a, from, cause, sub, Some(who), 0);
             }
             if from < b {
-                if let Some(st) = stream.filter(|_| event_wait(l.max(a)))
-                    && !waits.is_empty()
+                // The wait was set up just before the launch, which came
+                // before the gap.
+                if let Some(st) =
+                    stream.filter(|&st| waited_on_event(waits, st, l - SYNC_SLACK_NS, l.max(a)))
                 {
                     *self.ev.waited_streams.entry(st).or_default() += b - from;
                 }
@@ -375,8 +376,8 @@ impl State<'_, '_, '_> {
             };
             let (cause, sub) = match (drained_by_sync, cause) {
                 // A slow call (module loading, JIT) is the launch's own, sync
-            // or not.
-            (Some(s), Cause::Launch) if sub != "slow-call" => (Cause::Sync, s),
+                // or not.
+                (Some(s), Cause::Launch) if sub != "slow-call" => (Cause::Sync, s),
                 // An op held by a wait for an event on another stream: the
                 // GPU waited on that stream, not on the launch.
                 (None, Cause::Launch) if sub == "latency" && event_wait(l) => {

@@ -544,7 +544,14 @@ fn replays_match_the_reference() {
             ..Change::none()
         });
         changes.push(Change {
-            remove: &[Act::Io, Act::Memory, Act::Sync, Act::Transfer, Act::Launch, Act::Wait],
+            remove: &[
+                Act::Io,
+                Act::Memory,
+                Act::Sync,
+                Act::Transfer,
+                Act::Launch,
+                Act::Wait,
+            ],
             drop_offload: true,
             speedup: &speedup,
             per_launch_ns: Some(GRAPH_LAUNCH_NS),

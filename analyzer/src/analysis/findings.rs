@@ -229,8 +229,10 @@ fn assumption(i: &Inputs, fix: Fix) -> String {
                     secs(d.cost_per_batch_ns)
                 ),
             },
-            None => "batches ready whenever the loop asks (too few batch waits to measure their cost)"
-                .to_string(),
+            None => {
+                "batches ready whenever the loop asks (too few batch waits to measure their cost)"
+                    .to_string()
+            }
         },
         Fix::Io => "the files are read from RAM (page cache, or a local NVMe copy cached first): \
                     reads cost no wait"
@@ -258,7 +260,9 @@ fn assumption(i: &Inputs, fix: Fix) -> String {
             "pinned memory and asynchronous copies: the host no longer stages host-to-device copies"
                 .to_string()
         }
-        Fix::Launch => "fused or graph-launched kernels: launch calls cost no host time".to_string(),
+        Fix::Launch => {
+            "fused or graph-launched kernels: launch calls cost no host time".to_string()
+        }
         Fix::Other => format!(
             "the waits on other streams and events removed: ops start once launched and their stream \
              is free ({} start latency); an upper bound, as real dependencies stay",
@@ -283,7 +287,11 @@ fn comm_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
     if share < MIN_SHARE_PCT {
         return None;
     }
-    let (saving, after) = estimate(i.replays.map_or(1.0, |r| r.ratio(Fix::Comm)), wall, mean_step);
+    let (saving, after) = estimate(
+        i.replays.map_or(1.0, |r| r.ratio(Fix::Comm)),
+        wall,
+        mean_step,
+    );
     let (evidence, fix) = advice::comm_wait(wait);
     Some(Finding {
         cause: "comm".into(),

@@ -361,10 +361,24 @@ fn attribute_gap(
             push(out, ev, cx, a, from, cause, sub, Some(who), 0);
         }
         if from < b {
-            if let Some(st) = stream.filter(|_| event_wait(l.max(a))) {
+            if let Some(st) = stream.filter(|&st| {
+                waits
+                    .iter()
+                    .any(|w| w.1 == st && w.0 >= l - SYNC_SLACK_NS && w.0 <= l.max(a))
+            }) {
                 *ev.waited_streams.entry(st).or_default() += b - from;
             }
-            push(out, ev, cx, from, b, Cause::Other, "dependency", Some(who), 0);
+            push(
+                out,
+                ev,
+                cx,
+                from,
+                b,
+                Cause::Other,
+                "dependency",
+                Some(who),
+                0,
+            );
         }
         return;
     }
@@ -705,9 +719,7 @@ impl Replay {
                 op.latency
             };
             let start = (at + latency).max(free).max(after_dep);
-            let wait = comm
-                .get(&op.name)
-                .map_or(0, |&t| (op.dur - t).max(0));
+            let wait = comm.get(&op.name).map_or(0, |&t| (op.dur - t).max(0));
             let dur = if change.drop_offload && cx.offload.contains(&op.corr) {
                 0
             } else {

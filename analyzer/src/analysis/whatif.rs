@@ -258,9 +258,8 @@ impl<'a> Replay<'a> {
                 Some(w) => w.binary_search(&idx).map_or(NONE, |p| p as u32),
             }
         };
-        let is_comm = |o: &GpuOp| {
-            o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm
-        };
+        let is_comm =
+            |o: &GpuOp| o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm;
         let mut deps: Vec<((u32, u32), (u32, u32))> = Vec::new();
         let mut pinned: Vec<((u32, u32), Ns)> = Vec::new();
         for (si, sc) in scans.iter().enumerate() {

@@ -217,11 +217,23 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         if let Some(c) = &r.combined {
             let saving = 100.0 * c.est_saving_ns as f64 / r.wall_ns.max(1) as f64;
             let step = if r.steps.count > 0 {
-                format!("step {} -> {}", dur(r.steps.mean_ns), dur(c.est_step_ns_after))
+                format!(
+                    "step {} -> {}",
+                    dur(r.steps.mean_ns),
+                    dur(c.est_step_ns_after)
+                )
             } else {
-                format!("window {} -> {}", dur(r.wall_ns), dur(r.wall_ns - c.est_saving_ns))
+                format!(
+                    "window {} -> {}",
+                    dur(r.wall_ns),
+                    dur(r.wall_ns - c.est_saving_ns)
+                )
             };
-            let _ = writeln!(o, "    {:<20} {step:<28} saves {saving:.0}%", "all fixes at once");
+            let _ = writeln!(
+                o,
+                "    {:<20} {step:<28} saves {saving:.0}%",
+                "all fixes at once"
+            );
         }
         if !r.minor.is_empty() {
             let names: Vec<String> = r

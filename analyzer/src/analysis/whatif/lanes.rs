@@ -4,8 +4,8 @@
 //! every lane by one short loop (the replay's hottest code: ops times lanes).
 
 use super::{
-    BATCH_RUN_GAP_NS, BatchClock, Change, FREE_LATENCY_NS, batch_waited,
-    NONE, SYNC_FLOOR_NS, in_burst, is_host_work,
+    BATCH_RUN_GAP_NS, BatchClock, Change, FREE_LATENCY_NS, NONE, SYNC_FLOOR_NS, batch_waited,
+    in_burst, is_host_work,
 };
 use crate::analysis::activity::{Act, Seg, Sub};
 use crate::model::{Ns, Precision};
@@ -315,8 +315,8 @@ impl Group {
         // A wait the batch was not ready for, or loading in the loop itself:
         // what the batch clock replaces. A short wait found its batch ready
         // and keeps its own cost.
-        let waited = (s.act == Act::Data && s.sub == Sub::MAIN_PROCESS)
-            || batch_waited(s, self.ranges_wait);
+        let waited =
+            (s.act == Act::Data && s.sub == Sub::MAIN_PROCESS) || batch_waited(s, self.ranges_wait);
         for (st, c) in self.state.iter_mut().zip(&self.changes) {
             let batch_lane = waited && c.batches.is_some();
             st.removed =

@@ -285,7 +285,14 @@ impl Replays {
             .collect();
         let combined = Change {
             remove: if data.is_some() {
-                &[Act::Io, Act::Memory, Act::Sync, Act::Transfer, Act::Launch, Act::Wait]
+                &[
+                    Act::Io,
+                    Act::Memory,
+                    Act::Sync,
+                    Act::Transfer,
+                    Act::Launch,
+                    Act::Wait,
+                ]
             } else {
                 &[
                     Act::Data,

@@ -87,11 +87,14 @@ pub fn attribute_with(
 pub struct IdleGaps<'g> {
     busy_ns: Ns,
     /// Each gap, with the op that ends it and that op's stream id.
-    gaps: Vec<(Ns, Ns, Option<(&'g GpuOp, u64)>)>,
+    gaps: Vec<(Ns, Ns, Option<NextOp<'g>>)>,
     /// Host calls that made a stream wait for an event: (start, stream id),
     /// sorted.
     waits: Vec<(Ns, u64)>,
 }
+
+/// The op that ends a gap, and its stream's id.
+type NextOp<'g> = (&'g GpuOp, u64);
 
 /// `op` sees every op of `g` in start order (see `busy::for_each_gap`).
 pub fn idle_gaps<'g>(cx: &Context, g: &'g Gpu, op: impl FnMut(&GpuOp)) -> IdleGaps<'g> {
@@ -106,7 +109,7 @@ pub fn idle_gaps<'g>(cx: &Context, g: &'g Gpu, op: impl FnMut(&GpuOp)) -> IdleGa
         w0,
         w1,
         |a, b| {
-            let mut next: Option<(&GpuOp, u64)> = None;
+            let mut next: Option<NextOp> = None;
             for (si, s) in g.streams.iter().enumerate() {
                 let ops = &s.ops;
                 let mut i = pos[si];
@@ -277,7 +280,7 @@ impl State<'_, '_, '_> {
         &mut self,
         a: Ns,
         b: Ns,
-        next: Option<(&GpuOp, u64)>,
+        next: Option<NextOp>,
         launcher: Option<ThreadRef>,
         waits: &[(Ns, u64)],
     ) {

@@ -325,6 +325,8 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
         }],
         findings: vec![],
         job: Default::default(),
+        minor: vec![],
+        combined: None,
     };
     (tl, diag)
 }
@@ -355,6 +357,8 @@ fn empty_diagnosis() -> Diagnosis {
         devices: vec![],
         findings: vec![],
         job: Default::default(),
+        minor: vec![],
+        combined: None,
     }
 }
 

@@ -655,6 +655,17 @@ pub unsafe extern "C" fn gpusim_launch(
             // SAFETY: a C string per the caller.
             let name = intern(unsafe { CStr::from_ptr(kernel_name) }.to_bytes());
             spin_for(LAUNCH_COST_NS);
+            // Lazy module loading: the first launch of a kernel loads its
+            // module inside the launch call (the state is not held, as the
+            // driver would not block other threads).
+            let load = {
+                let mut st = state();
+                let first = st.loaded.insert(name.as_ptr() as usize);
+                if first { st.module_load_ns } else { 0 }
+            };
+            if load > 0 {
+                std::thread::sleep(std::time::Duration::from_nanos(load));
+            }
             let mut st = state();
             let Some(idx) = stream_index(&st, stream) else {
                 return INVALID_HANDLE;
@@ -680,6 +691,69 @@ pub unsafe extern "C" fn gpusim_launch(
             SUCCESS
         },
     )
+}
+
+/// cudaStreamWaitEvent's parameters (not in the checked-in bindings).
+#[repr(C)]
+struct StreamWaitEventParams {
+    stream: *mut c_void,
+    event: *mut c_void,
+    flags: c_uint,
+}
+
+/// `stream` waits for an event of a peer (another device or rank) that
+/// completes `delay_ns` after the work queued on `stream` so far: a
+/// cudaStreamWaitEvent (the CUPTI API record, and its SYNCHRONIZATION
+/// record of type STREAM_WAIT_EVENT) whose event no stream of this device
+/// records. The stream's next work starts when the event completes.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gpusim_stream_wait_peer(
+    stream: *mut c_void,
+    delay_ns: c_ulonglong,
+) -> c_int {
+    let params = StreamWaitEventParams {
+        stream,
+        event: std::ptr::null_mut(),
+        flags: 0,
+    };
+    api_call(
+        CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+        c"cudaStreamWaitEvent",
+        &params,
+        |corr| {
+            let start = mono_now();
+            let mut st = state();
+            let Some(idx) = stream_index(&st, stream) else {
+                return INVALID_HANDLE;
+            };
+            let s = st.device.stream(idx).expect("known index");
+            let (ready, stream_id) = (s.busy_until.max(start) + delay_ns, s.id);
+            st.device.hold(idx, ready);
+            let end = mono_now();
+            st.push(
+                end,
+                Rec::Sync {
+                    sync_type: CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT,
+                    start,
+                    end,
+                    stream_id,
+                    corr,
+                },
+            );
+            SUCCESS
+        },
+    )
+}
+
+/// Makes the first launch of each kernel name take `ns` more (lazy module
+/// loading), from now on. Returns 0.
+#[unsafe(no_mangle)]
+pub extern "C" fn gpusim_set_module_load(ns: c_ulonglong) -> c_int {
+    state().module_load_ns = ns;
+    SUCCESS
 }
 
 thread_local! {

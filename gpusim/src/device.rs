@@ -127,6 +127,14 @@ impl Device {
         (start, end)
     }
 
+    /// Holds stream `idx` until `until`: its next work starts no earlier
+    /// (a wait for an event).
+    pub fn hold(&mut self, idx: usize, until: u64) {
+        if let Some(s) = self.streams.get_mut(idx) {
+            s.busy_until = s.busy_until.max(until);
+        }
+    }
+
     /// When every queued operation on every stream is done.
     pub fn device_busy_until(&self) -> u64 {
         self.streams.iter().map(|s| s.busy_until).max().unwrap_or(0)

@@ -133,6 +133,11 @@ pub struct State {
     pub device_record_sent: bool,
     pub next_grid_id: i64,
     pub next_marker_id: u32,
+    /// The first launch of each kernel name takes this long (lazy module
+    /// loading; `gpusim_set_module_load`).
+    pub module_load_ns: u64,
+    /// Kernel names launched so far (by interned pointer).
+    pub loaded: HashSet<usize>,
 }
 
 impl State {
@@ -163,6 +168,8 @@ impl State {
             device_record_sent: false,
             next_grid_id: 1,
             next_marker_id: 1,
+            module_load_ns: 0,
+            loaded: HashSet::new(),
         }
     }
 

@@ -2,7 +2,7 @@
 diagnosis tests. usage: scenario.py LIBGPUSIM NAME [fixed]
 
 NAME: baseline | data_cpu | data_io | io | cpu | precision | memory | sync |
-ckpt | pin_workers.
+ckpt | pin_workers | main_loader | dispatch | startup.
 `fixed` runs the same loop with the stall removed, to check the what-if.
 Every step is a ProfilerStep#N NVTX range. Most end with a stream sync (as
 `loss.item()` does), so host step times track the GPU; `ckpt` launches
@@ -103,6 +103,38 @@ def gpu_work(g, kernels, ns, kname=BF16):
         g.launch(kname, ns)
 
 
+# Python dispatch before each launch in eager mode, and what CUDA graphs or
+# torch.compile leave of it (the analyzer's cpu/python what-if assumes 3 us).
+DISPATCH_S = 0.0001
+GRAPHED_S = 0.000003
+SINGLE = b"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+MULTI = b"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+
+
+def dispatched(g, kernels, ns, overhead):
+    """Eager PyTorch: Python work before every launch."""
+    for _ in range(kernels):
+        burn(overhead)
+        g.launch(BF16, ns)
+
+
+def loader_worker(q, n, cost):
+    """A DataLoader worker process: each batch costs `cost` of CPU."""
+    for _ in range(n):
+        burn(cost)
+        q.put(b"x" * 1024)
+
+
+def start_workers(count, n, cost, maxsize):
+    ctx = mp.get_context("fork")
+    q = ctx.Queue(maxsize=maxsize)
+    per = [n // count + (1 if i < n % count else 0) for i in range(count)]
+    ps = [ctx.Process(target=loader_worker, args=(q, k, cost)) for k in per]
+    for p in ps:
+        p.start()
+    return q, ps
+
+
 def main():
     g = Gpu(so, memory=(1 << 30) if name == "memory" else 16 << 30)
     scratch = g.malloc(1 << 20)
@@ -117,11 +149,11 @@ def main():
         ctx = mp.get_context("fork")
         wq = ctx.Queue(maxsize=4)
         per = (STEPS + 2) // 2
-        workers = [
+        pin_procs = [
             ctx.Process(target=worker, args=(wq, "cpu2", per, k * (0.002 if fixed else 0.08)))
             for k in range(2)
         ]
-        for w in workers:
+        for w in pin_procs:
             w.start()
         q = queue.Queue(maxsize=2)
         import threading
@@ -130,6 +162,16 @@ def main():
         q.get()  # warm-up batch, outside the steps
     if name == "io":
         path = data_file()
+    workers = []
+    if name == "main_loader" and fixed:
+        # The fix: 4 DataLoader workers at the same cost per batch.
+        q, workers = start_workers(4, STEPS + 4, 0.04, 8)
+        for _ in range(4):
+            q.get()  # warm-up batches, outside the steps
+    if name == "dispatch":
+        # Workers that keep up: a batch every 1 ms for a step of ~40 ms.
+        q, workers = start_workers(2, STEPS + 2, 0.002, 4)
+        q.get()
     if name == "memory":
         # The caching allocator's blocks: many mid-sized ones.
         cache = [g.malloc(3 << 20) for _ in range(190)]
@@ -171,6 +213,34 @@ def main():
                 cache = [g.malloc(3 << 20) for _ in range(190)]
             else:
                 gpu_work(g, 10, 3 * MS)
+        elif name == "main_loader":
+            # num_workers=0: the loop loads each batch itself, then
+            # dispatches its kernels from Python.
+            if fixed:
+                g.range_push(MULTI)
+                q.get()
+            else:
+                g.range_push(SINGLE)
+                burn(0.04)
+            g.range_pop()
+            dispatched(g, 100, MS // 2, DISPATCH_S / 4)
+        elif name == "dispatch":
+            g.range_push(MULTI)
+            q.get()
+            g.range_pop()
+            dispatched(g, 200, 150_000, GRAPHED_S if fixed else DISPATCH_S)
+        elif name == "startup":
+            # A new kernel every 4th step, whose first launch loads its
+            # module for 150 ms (lazy loading): the GPU finishes the work
+            # queued before it and idles while the call still runs.
+            gpu_work(g, 10, 4 * MS)
+            if i % 4 == 1:
+                g.module_load(150 * MS)
+                g.launch(f"void new_kernel_{i}<float>".encode(), 2 * MS)
+                g.module_load(0)
+            # The last kernels wait for a peer's event, 10 ms late.
+            g.wait_peer(10 * MS)
+            gpu_work(g, 2, 1 * MS)
         elif name == "sync":
             gpu_work(g, 20, 2 * MS)
             g.item(scratch)
@@ -192,8 +262,11 @@ def main():
     if name in ("data_cpu", "data_io"):
         p.join()
     if name == "pin_workers":
-        for w in workers:
+        for w in pin_procs:
             w.join()
+    for p in workers:
+        p.terminate()
+        p.join()
     if name == "io":
         os.unlink(path)
     print("ok")

@@ -68,3 +68,20 @@ class Gpu:
 
     def step_end(self):
         self.lib.gpusim_nvtx_pop()
+
+    def wait_peer(self, delay_ns):
+        """cudaStreamWaitEvent on a peer's event that completes `delay_ns`
+        after the work queued on this stream."""
+        self.check(self.lib.gpusim_stream_wait_peer(self.stream, ctypes.c_ulonglong(delay_ns)), "wait")
+
+    def module_load(self, ns):
+        """From now on, the first launch of each kernel name loads its module
+        for `ns` inside the launch call."""
+        self.lib.gpusim_set_module_load(ctypes.c_ulonglong(ns))
+
+    def range_push(self, name):
+        """An NVTX range, as record_function or the DataLoader's own."""
+        self.lib.gpusim_nvtx_push(name)
+
+    def range_pop(self):
+        self.lib.gpusim_nvtx_pop()

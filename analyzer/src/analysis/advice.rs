@@ -207,6 +207,12 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                             .to_string()
                     },
                 ),
+                "host-work" => (
+                    format!("{who} ran long CPU stretches without launching GPU work while the GPU idled"),
+                    "move this work off the training loop: preprocessing into DataLoader workers, logging and \
+                     metrics every N steps or on a background thread"
+                        .to_string(),
+                ),
                 _ => (
                     format!("{who} computed on the CPU between launches while the GPU idled"),
                     cpu_fix(job),
@@ -262,7 +268,20 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
             "CUDA graphs (torch.compile(mode=\"reduce-overhead\")), fuse small ops, or a larger batch".to_string(),
         ),
         Cause::Other => (
-            "work was launched early but started late: waiting on another stream or an event".to_string(),
+            {
+                let mut streams: Vec<(u64, Ns)> = i.ev.waited_streams.iter().map(|(s, n)| (*s, *n)).collect();
+                streams.sort_by_key(|x| std::cmp::Reverse(x.1));
+                let named: Vec<String> = streams
+                    .iter()
+                    .take(3)
+                    .map(|(s, ns)| format!("stream {s} waited {} for an event (cudaStreamWaitEvent)", secs(*ns)))
+                    .collect();
+                if named.is_empty() {
+                    "work was launched early but started late: waiting on another stream or an event".to_string()
+                } else {
+                    format!("work was launched but started late: {}", named.join(", "))
+                }
+            },
             "check cross-stream dependencies (events, collectives) and overlap them with compute".to_string(),
         ),
     }
@@ -480,4 +499,19 @@ pub fn fp8_option(i: &Inputs, wall: Ns, measured_step: Ns) -> Option<Finding> {
         fix: f.fix,
         ..Finding::default()
     })
+}
+
+/// The comm finding's evidence and fix, from one rank (so the wait is an
+/// estimate).
+pub fn comm_wait(wait: Ns) -> (String, String) {
+    (
+        format!(
+            "communication kernels waited about {} for their peers (estimated from the fastest \
+             instances of each collective on this rank)",
+            secs(wait)
+        ),
+        "analyze all ranks together to name the slowest; balance the work across ranks and overlap \
+         collectives with compute"
+            .to_string(),
+    )
 }

@@ -27,7 +27,8 @@ use super::activity::{Act, Seg, Sub};
 use super::busy;
 use super::context::{Context, ThreadRef, clip_one};
 use super::types::{Cause, IdleGap};
-use crate::model::{Gpu, GpuOp, GpuOpKind, Ns};
+use super::whatif::is_host_work;
+use crate::model::{Gpu, GpuOp, GpuOpKind, HostSpan, Ns, SyncKind};
 
 /// Gaps shorter than this between short kernels are launch-bound.
 const LAUNCH_GAP_NS: Ns = 30_000;
@@ -50,6 +51,9 @@ pub struct Evidence {
     pub producer_io_ns: f64,
     pub producer_capacity_ns: f64,
     pub producer_count: usize,
+    /// Idle time per stream (id) whose op waited for an event
+    /// (cudaStreamWaitEvent) on another stream.
+    pub waited_streams: FxHashMap<u64, Ns>,
 }
 
 /// The result for one GPU.
@@ -82,8 +86,15 @@ pub fn attribute_with(
 /// op but needs no host timeline, so it can run while that is built.
 pub struct IdleGaps<'g> {
     busy_ns: Ns,
-    gaps: Vec<(Ns, Ns, Option<&'g GpuOp>)>,
+    /// Each gap, with the op that ends it and that op's stream id.
+    gaps: Vec<(Ns, Ns, Option<NextOp<'g>>)>,
+    /// Host calls that made a stream wait for an event: (start, stream id),
+    /// sorted.
+    waits: Vec<(Ns, u64)>,
 }
+
+/// The op that ends a gap, and its stream's id.
+type NextOp<'g> = (&'g GpuOp, u64);
 
 /// `op` sees every op of `g` in start order (see `busy::for_each_gap`).
 pub fn idle_gaps<'g>(cx: &Context, g: &'g Gpu, op: impl FnMut(&GpuOp)) -> IdleGaps<'g> {
@@ -98,7 +109,7 @@ pub fn idle_gaps<'g>(cx: &Context, g: &'g Gpu, op: impl FnMut(&GpuOp)) -> IdleGa
         w0,
         w1,
         |a, b| {
-            let mut next: Option<&GpuOp> = None;
+            let mut next: Option<NextOp> = None;
             for (si, s) in g.streams.iter().enumerate() {
                 let ops = &s.ops;
                 let mut i = pos[si];
@@ -107,16 +118,57 @@ pub fn idle_gaps<'g>(cx: &Context, g: &'g Gpu, op: impl FnMut(&GpuOp)) -> IdleGa
                 }
                 pos[si] = i;
                 if let Some(o) = ops.get(i)
-                    && next.is_none_or(|n| (o.start, o.end) < (n.start, n.end))
+                    && next.is_none_or(|(n, _)| (o.start, o.end) < (n.start, n.end))
                 {
-                    next = Some(o);
+                    next = Some((o, s.id));
                 }
             }
             gaps.push((a, b, next));
         },
         op,
     );
-    IdleGaps { busy_ns, gaps }
+    IdleGaps {
+        busy_ns,
+        gaps,
+        waits: stream_waits(g),
+    }
+}
+
+/// The host calls that made a stream wait for an event: (start, stream
+/// id), sorted.
+pub fn stream_waits(g: &Gpu) -> Vec<(Ns, u64)> {
+    let mut w: Vec<(Ns, u64)> = g
+        .syncs
+        .iter()
+        .filter(|s| s.kind == SyncKind::StreamWaitEvent)
+        .map(|s| (s.start, s.stream))
+        .collect();
+    w.sort_unstable();
+    w
+}
+
+/// Whether stream `stream` was made to wait for an event by a call in
+/// [from, to].
+pub fn waited_on_event(waits: &[(Ns, u64)], stream: u64, from: Ns, to: Ns) -> bool {
+    let i = waits.partition_point(|w| w.0 < from);
+    waits[i..]
+        .iter()
+        .take_while(|w| w.0 <= to)
+        .any(|w| w.1 == stream)
+}
+
+/// The cause of a launch call's own time (from its start, or the gap's, up
+/// to the op's start).
+pub fn launch_call_cause(cx: &Context, r: ThreadRef, span: &HostSpan) -> (Cause, &'static str) {
+    match cx.api_act(r, span) {
+        (Act::Transfer, sub) => (Cause::Transfer, sub.name()),
+        (Act::Memory, sub) => (Cause::Memory, sub.name()),
+        (Act::Sync, sub) => (Cause::Sync, sub.name()),
+        // A launch call this slow is not launch overhead but lazy module
+        // loading, JIT compilation or a full launch queue.
+        _ if span.dur > SLOW_CALL_NS => (Cause::Launch, "slow-call"),
+        _ => (Cause::Launch, "latency"),
+    }
 }
 
 /// Attributes the idle gaps found by `idle_gaps`.
@@ -134,7 +186,7 @@ pub fn attribute_gaps(
         producers: FxHashMap::default(),
     };
     for (a, b, next) in idle.gaps {
-        st.gap(a, b, next, launcher);
+        st.gap(a, b, next, launcher, &idle.waits);
     }
     let gaps = st.out;
     let mut idle_by_cause = [0; 8];
@@ -224,8 +276,17 @@ impl State<'_, '_, '_> {
         (segs.clone(), *cur)
     }
 
-    fn gap(&mut self, a: Ns, b: Ns, next: Option<&GpuOp>, launcher: Option<ThreadRef>) {
+    fn gap(
+        &mut self,
+        a: Ns,
+        b: Ns,
+        next: Option<NextOp>,
+        launcher: Option<ThreadRef>,
+        waits: &[(Ns, u64)],
+    ) {
         let cx = self.cx;
+        let stream = next.map(|n| n.1);
+        let next = next.map(|n| n.0);
         let launch = next.and_then(|o| cx.launch_of(o));
         let (who, l) = match (launch, launcher) {
             (Some((r, span)), _) => (r, span.ts.min(b)),
@@ -237,8 +298,32 @@ impl State<'_, '_, '_> {
                 return;
             }
         };
+        // The op waited for an event on another stream, set up since the
+        // gap's start (or just before it).
+        let event_wait =
+            |to: Ns| stream.is_some_and(|st| waited_on_event(waits, st, a - SYNC_SLACK_NS, to));
         if l <= a {
-            self.push(a, b, Cause::Other, "dependency", Some(who), 0);
+            // The launch call was still running when the GPU went idle: its
+            // whole duration is the launch's (a slow first launch loads the
+            // module). Only then did the op wait for something else.
+            let mut from = a;
+            if let Some((r, span)) = launch
+                && span.end() > a
+            {
+                from = span.end().min(b);
+                let (cause, sub) = launch_call_cause(cx, r, span);
+                self.push(a, from, cause, sub, Some(who), 0);
+            }
+            if from < b {
+                // The wait was set up just before the launch, which came
+                // before the gap.
+                if let Some(st) =
+                    stream.filter(|&st| waited_on_event(waits, st, l - SYNC_SLACK_NS, l.max(a)))
+                {
+                    *self.ev.waited_streams.entry(st).or_default() += b - from;
+                }
+                self.push(from, b, Cause::Other, "dependency", Some(who), 0);
+            }
             return;
         }
         let (segs, i) = self.segs_from(who, a - SYNC_SLACK_NS);
@@ -250,15 +335,16 @@ impl State<'_, '_, '_> {
         }
         let within = |segs: &Arc<Vec<Seg>>| {
             let segs = segs.clone();
-            (j..segs.len())
-                .map_while(move |k| (segs[k].start < l).then(|| clip_one(&segs[k], a, l)))
+            (j..segs.len()).map_while(move |k| {
+                (segs[k].start < l).then(|| (clip_one(&segs[k], a, l), is_host_work(&segs[k])))
+            })
         };
         // Back-to-back tiny kernels: the host launches as fast as it can.
         if let Some(op) = next
             && b - a <= LAUNCH_GAP_NS
             && op.kind() == GpuOpKind::Kernel
             && op.dur() <= 2 * LAUNCH_GAP_NS
-            && within(&segs).all(|s| matches!(s.act, Act::Cpu | Act::Launch))
+            && within(&segs).all(|(s, _)| matches!(s.act, Act::Cpu | Act::Launch))
         {
             self.push(a, b, Cause::Launch, "tiny-kernels", Some(who), 0);
             return;
@@ -271,8 +357,8 @@ impl State<'_, '_, '_> {
             .last()
             .map(|s| (s.sub.name(), s.end - s.start));
         let mut budget = drain.map_or(0, |d| d.1);
-        for s in within(&segs) {
-            let (cause, sub) = self.classify_piece(who, &s);
+        for (s, host_work) in within(&segs) {
+            let (cause, sub) = self.classify_piece(who, &s, host_work);
             let overlappable = matches!(cause, Cause::Cpu | Cause::Launch | Cause::Other);
             match drain {
                 Some((sync_sub, _)) if overlappable && budget > 0 => {
@@ -288,26 +374,33 @@ impl State<'_, '_, '_> {
         if l < b {
             // The launch call itself, up to the op's start.
             let (cause, sub) = match launch {
-                Some((r, span)) => match cx.api_act(r, span) {
-                    (Act::Transfer, sub) => (Cause::Transfer, sub.name()),
-                    (Act::Memory, sub) => (Cause::Memory, sub.name()),
-                    (Act::Sync, sub) => (Cause::Sync, sub.name()),
-                    // A launch call this slow is not launch overhead but lazy
-                    // module loading, JIT compilation or a full launch queue.
-                    _ if span.dur > SLOW_CALL_NS => (Cause::Launch, "slow-call"),
-                    _ => (Cause::Launch, "latency"),
-                },
+                Some((r, span)) => launch_call_cause(cx, r, span),
                 None => (Cause::Launch, "latency"),
             };
             let (cause, sub) = match (drained_by_sync, cause) {
-                (Some(s), Cause::Launch) => (Cause::Sync, s),
+                // A slow call (module loading, JIT) is the launch's own, sync
+                // or not.
+                (Some(s), Cause::Launch) if sub != "slow-call" => (Cause::Sync, s),
+                // An op held by a wait for an event on another stream: the
+                // GPU waited on that stream, not on the launch.
+                (None, Cause::Launch) if sub == "latency" && event_wait(l) => {
+                    if let Some(st) = stream {
+                        *self.ev.waited_streams.entry(st).or_default() += b - l;
+                    }
+                    (Cause::Other, "dependency")
+                }
                 _ => (cause, sub),
             };
             self.push(l, b, cause, sub, Some(who), 0);
         }
     }
 
-    fn classify_piece(&mut self, who: ThreadRef, s: &Seg) -> (Cause, &'static str) {
+    fn classify_piece(
+        &mut self,
+        who: ThreadRef,
+        s: &Seg,
+        host_work: bool,
+    ) -> (Cause, &'static str) {
         let cx = self.cx;
         let p = cx.process(who);
         match s.act {
@@ -341,6 +434,9 @@ impl State<'_, '_, '_> {
                     "contention"
                 } else if s.sub == Sub::SLEEP {
                     "sleep"
+                } else if host_work {
+                    // Not dispatch in a launch burst (see `whatif::in_burst`).
+                    "host-work"
                 } else {
                     "python"
                 };

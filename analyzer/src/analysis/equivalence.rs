@@ -9,7 +9,7 @@ use super::attribution::{self, Evidence};
 use super::busy;
 use super::context::{Context, ThreadRef, clip};
 use super::reference;
-use super::whatif::{Change, Replay};
+use super::whatif::{BatchClock, Change, GRAPH_LAUNCH_NS, Replay};
 use crate::model::{
     CopyKind, CorrIndex, Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, MemKind, Ns, Precision,
     Process, Sample, Source, SpanKind, Stream, Thread, Timeline,
@@ -77,6 +77,7 @@ fn timeline(seed: u64) -> Timeline {
         s.intern("ampere_sgemm_128x64_nn"),
         s.intern("vectorized_elementwise_kernel"),
         s.intern("sm80_xmma_gemm_bf16bf16_bf16f32"),
+        s.intern("ncclKernel_AllReduce_RING_LL_Sum_float"),
     ];
     let copy_name = s.intern("Memcpy HtoD");
     let stallscope = s.intern("stallscope");
@@ -168,7 +169,7 @@ fn timeline(seed: u64) -> Timeline {
                     } else {
                         r.dur()
                     };
-                    let name = kernels[r.below(3) as usize];
+                    let name = kernels[r.below(4) as usize];
                     streams[si].push(op(
                         start,
                         kd,
@@ -510,13 +511,54 @@ fn replays_match_the_reference() {
             .map(|rm| Change {
                 remove: rm,
                 drop_offload: rm.contains(&Act::Memory),
-                speedup: &|_| 1.0,
+                ..Change::none()
             })
             .collect();
         changes.push(Change {
-            remove: &[],
-            drop_offload: false,
             speedup: &speedup,
+            ..Change::none()
+        });
+        let clock = BatchClock {
+            period_ns: (1 + r.below(5_000)) as Ns * US,
+            queue: 1 + r.below(8) as u32,
+        };
+        changes.push(Change {
+            per_launch_ns: Some(GRAPH_LAUNCH_NS),
+            ..Change::none()
+        });
+        changes.push(Change {
+            drop_host_work: true,
+            ..Change::none()
+        });
+        changes.push(Change {
+            batches: Some(clock),
+            ..Change::none()
+        });
+        changes.push(Change {
+            remove: &[Act::Wait],
+            drop_deps: true,
+            ..Change::none()
+        });
+        changes.push(Change {
+            comm_wait: true,
+            ..Change::none()
+        });
+        changes.push(Change {
+            remove: &[
+                Act::Io,
+                Act::Memory,
+                Act::Sync,
+                Act::Transfer,
+                Act::Launch,
+                Act::Wait,
+            ],
+            drop_offload: true,
+            speedup: &speedup,
+            per_launch_ns: Some(GRAPH_LAUNCH_NS),
+            drop_host_work: true,
+            batches: Some(clock),
+            drop_deps: true,
+            comm_wait: false,
         });
         let fast = Replay::new(&cx, g, l);
         let slow = reference::Replay::new(&cx, g, l);
@@ -554,6 +596,61 @@ fn corr_index_keeps_the_first_call() {
         for c in 0..=first.keys().max().copied().unwrap_or(0) + 2 {
             let got = idx.get(c).map(|l| (l.process, l.thread, l.span));
             assert_eq!(got, first.get(&c).copied(), "seed {seed} corr {c}");
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// The diagnosis of a random timeline: the causes split the idle time
+    /// exactly; no single fix saves more than all fixes at once (give or
+    /// take 1% of the window); each finding's step after and saving come
+    /// from one ratio.
+    #[test]
+    fn savings_are_consistent(seed in proptest::prelude::any::<u64>()) {
+        let tl = timeline(seed);
+        let d = super::diagnose(&tl);
+        for dev in &d.devices {
+            proptest::prop_assert_eq!(dev.idle_by_cause.iter().sum::<Ns>(), dev.idle_ns);
+            let gaps: Ns = dev.gaps.iter().map(|g| g.dur()).sum();
+            proptest::prop_assert_eq!(gaps, dev.idle_ns);
+        }
+        let wall = (d.window.1 - d.window.0).max(1);
+        let mean = if d.steps.steps.is_empty() { wall } else { d.steps.mean_ns.max(1) };
+        let all: Vec<&super::Finding> = d.findings.iter().chain(&d.minor).collect();
+        // Savings are whole ns of the window: their rounding, scaled to a step.
+        let tol = 2.0 + mean as f64 / wall as f64 + 1e-6 * mean as f64;
+        if let Some(c) = &d.combined {
+            for f in &all {
+                proptest::prop_assert!(
+                    f.est_saving_ns <= c.est_saving_ns + wall / 100,
+                    "{}/{} saves {} > combined {} (window {wall})",
+                    f.cause, f.sub_cause, f.est_saving_ns, c.est_saving_ns
+                );
+            }
+            let want = mean as f64 * (1.0 - c.est_saving_ns as f64 / wall as f64);
+            proptest::prop_assert!(
+                (c.est_step_ns_after as f64 - want).abs() <= tol,
+                "combined after {} saving {} of {wall}, mean {mean}",
+                c.est_step_ns_after, c.est_saving_ns
+            );
+        }
+        for f in &all {
+            let want = mean as f64 * (1.0 - f.est_saving_ns as f64 / wall as f64);
+            proptest::prop_assert!(
+                (f.est_step_ns_after as f64 - want).abs() <= tol,
+                "{}/{}: after {} but saving {} of {wall} on a mean step of {mean}",
+                f.cause, f.sub_cause, f.est_step_ns_after, f.est_saving_ns
+            );
+            proptest::prop_assert!(f.est_step_ns_after <= mean);
+        }
+        // Ranked by saving; minor ones save under half a percent.
+        for w in d.findings.windows(2) {
+            proptest::prop_assert!(w[0].est_saving_ns >= w[1].est_saving_ns);
+        }
+        for f in &d.minor {
+            proptest::prop_assert!(200 * f.est_saving_ns < wall);
         }
     }
 }

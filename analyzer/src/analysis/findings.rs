@@ -1,20 +1,23 @@
 //! Findings: which causes get one, and what fixing each is worth (from the
 //! what-if replays in `whatif::replays`). The sentences they print come from
-//! `advice`.
+//! `advice`; the assumption each what-if made is stated here, beside the
+//! model it describes.
 
-use super::advice;
+use super::advice::{self, secs};
 use super::attribution::{Evidence, GpuAttribution};
 use super::context::Context;
 use super::job::JobContext;
 use super::memory::MemoryFacts;
 use super::precision::bf16_speedup;
-use super::types::{Cause, Finding, Steps};
-use super::whatif::replays::Replays;
-use super::whatif::{durations, median};
+use super::types::{Cause, Combined, Finding, Steps};
+use super::whatif::replays::{Fix, Replays};
+use super::whatif::{BURST_GAP_NS, GRAPH_LAUNCH_NS, comm_wait_total};
 use crate::model::{Gpu, Ns, Precision};
 
-/// Findings below both of these are left out as noise.
+/// Findings below this share of the window are left out as noise.
 const MIN_SHARE_PCT: f64 = 0.5;
+/// Findings that save less than this share of the step are minor.
+pub const MINOR_STEP_PCT: f64 = 0.5;
 
 pub struct Inputs<'a> {
     pub cx: &'a Context<'a>,
@@ -31,81 +34,132 @@ pub struct Inputs<'a> {
     pub job: &'a JobContext,
 }
 
-pub fn build(i: &Inputs) -> Vec<Finding> {
+/// The findings, ranked by saving, the minor ones apart, and every fix at
+/// once.
+pub struct Built {
+    pub findings: Vec<Finding>,
+    pub minor: Vec<Finding>,
+    pub combined: Option<Combined>,
+}
+
+/// A what-if's saving over the window and mean step after, from one ratio
+/// (fixed replay over base replay), so the two agree.
+pub fn estimate(ratio: f64, wall: Ns, mean_step: Ns) -> (Ns, Ns) {
+    let r = ratio.clamp(0.0, 1.0);
+    (
+        (wall as f64 * (1.0 - r)).round() as Ns,
+        (mean_step as f64 * r).round() as Ns,
+    )
+}
+
+/// The ratio of a fix to an idle cause, capped so that it saves at most
+/// `idle`: see `cap_of`.
+fn capped(ratio: f64, idle: Ns, wall: Ns) -> f64 {
+    ratio.max(1.0 - idle as f64 / wall as f64)
+}
+
+/// The most a host-side fix can save: no fix that leaves the GPU's work as
+/// it is saves more than the idle time. A sync or a dependency removed lets
+/// the replayed host run ahead of the GPU and hide other causes' idle time
+/// too (a sync at 2% of the DLRM step claimed 14%), so those save at most
+/// their own idle time, which attribution already gives the host work after
+/// a sync that would overlap; graphs save at most the dispatch and launch
+/// idle time.
+fn cap_of(i: &Inputs, fix: Fix, idle: Ns) -> Ns {
+    let by = |c: Cause| i.att.idle_by_cause[c.index()];
+    match fix {
+        Fix::Sync | Fix::Other => idle,
+        Fix::CpuPython => idle + by(Cause::Launch),
+        _ => i.att.idle_by_cause.iter().sum(),
+    }
+}
+
+/// The sub-causes of `cpu` that CUDA graphs or torch.compile fix (Python
+/// dispatch, and the run-queue delay it suffers on a busy machine, which
+/// less dispatch suffers less); the others (host work outside launch
+/// bursts, GIL, sleeps) are fixed by moving the work off the loop.
+fn cpu_fix(sub: &str) -> Fix {
+    if sub == "python" || sub == "contention" {
+        Fix::CpuPython
+    } else {
+        Fix::HostWork
+    }
+}
+
+pub fn build(i: &Inputs) -> Built {
     let (w0, w1) = i.cx.window;
     let wall = (w1 - w0).max(1);
-    let measured_step = if i.steps.steps.is_empty() {
+    let mean_step = if i.steps.steps.is_empty() {
         wall
     } else {
-        i.steps.median_ns
+        i.steps.mean_ns.max(1)
     };
-
-    // Which causes get a finding.
-    let mut causes: Vec<Cause> = Vec::new();
-    for cause in Cause::ALL {
-        let idle = i.att.idle_by_cause[cause.index()];
-        let share = 100.0 * idle as f64 / wall as f64;
-        // Offload and OOM-retry cost GPU time too, not only idle time.
-        let memory_facts =
-            cause == Cause::Memory && (i.mem.oom_count > 0 || i.mem.offload_bytes_per_step > 0);
-        if share >= MIN_SHARE_PCT || memory_facts {
-            causes.push(cause);
-        }
-    }
-    // (saving, step after) of a replay.
-    let estimate = |m: Option<&(Vec<Ns>, Ns)>| -> (Ns, Ns) {
-        match (i.replays, m) {
-            (Some(r), Some((m, _))) => {
-                let b_marks = &r.base.0;
-                let base_step = median(durations(b_marks)).max(1);
-                let step = median(durations(m));
-                let after = (measured_step as f64 * step as f64 / base_step as f64) as Ns;
-                let span = |v: &[Ns]| {
-                    (v.last().copied().unwrap_or(0) - v.first().copied().unwrap_or(0)).max(1) as f64
-                };
-                let saving = (wall as f64 * (1.0 - span(m) / span(b_marks))).max(0.0) as Ns;
-                (saving, after.min(measured_step))
-            }
-            _ => (0, measured_step),
-        }
-    };
-    let of_cause = |c: Cause| {
-        i.replays
-            .map(|r| r.by_cause[c.index()].as_ref().unwrap_or(&r.base))
-    };
+    let ratio = |f: Fix| i.replays.map_or(1.0, |r| r.ratio(f));
     let mut out = Vec::new();
-    for &cause in &causes {
-        let idle = i.att.idle_by_cause[cause.index()];
+    let mut push = |cause: &str, sub: &str, idle: Ns, fix: Fix, texts: (String, String)| {
         let share = 100.0 * idle as f64 / wall as f64;
-        let (saving, after) = match cause {
-            // Nothing on the host to remove: at best the idle time itself.
-            Cause::Other => (
-                idle,
-                measured_step - (measured_step as f64 * share / 100.0) as Ns,
-            ),
-            _ => estimate(of_cause(cause)),
-        };
-        let sub = top_sub(i.ev, cause);
-        let (evidence, fix) = advice::explain(i, cause, sub, idle);
+        let cap = cap_of(i, fix, idle);
+        let (saving, after) = estimate(capped(ratio(fix), cap, wall), wall, mean_step);
         out.push(Finding {
-            cause: cause.name().to_string(),
+            cause: cause.to_string(),
             sub_cause: sub.to_string(),
             share_pct: round2(share),
             step_share_pct: round2(share),
             est_saving_ns: saving,
             est_step_ns_after: after,
-            evidence,
-            fix,
+            assumption: assumption(i, fix),
+            evidence: texts.0,
+            fix: texts.1,
             kernels: Vec::new(),
         });
+    };
+    for cause in Cause::ALL {
+        let idle = i.att.idle_by_cause[cause.index()];
+        // Offload and OOM-retry cost GPU time too, not only idle time.
+        let memory_facts =
+            cause == Cause::Memory && (i.mem.oom_count > 0 || i.mem.offload_bytes_per_step > 0);
+        if cause == Cause::Cpu {
+            // One finding per fix: dispatch overhead, and other host work.
+            for group in [Fix::CpuPython, Fix::HostWork] {
+                let (sub, idle) = top_sub_where(i.ev, cause, |s| cpu_fix(s) == group);
+                if 100.0 * idle as f64 / wall as f64 >= MIN_SHARE_PCT {
+                    push(
+                        cause.name(),
+                        sub,
+                        idle,
+                        group,
+                        advice::explain(i, cause, sub, idle),
+                    );
+                }
+            }
+            continue;
+        }
+        if 100.0 * idle as f64 / wall as f64 >= MIN_SHARE_PCT || memory_facts {
+            let sub = top_sub_where(i.ev, cause, |_| true).0;
+            let fix = match cause {
+                Cause::Data => Fix::Data,
+                Cause::Io => Fix::Io,
+                Cause::Cpu => Fix::CpuPython,
+                Cause::Memory => Fix::Memory,
+                Cause::Sync => Fix::Sync,
+                Cause::Transfer => Fix::Transfer,
+                Cause::Launch => Fix::Launch,
+                Cause::Other => Fix::Other,
+            };
+            push(
+                cause.name(),
+                sub,
+                idle,
+                fix,
+                advice::explain(i, cause, sub, idle),
+            );
+        }
     }
-    out.extend(advice::fp8_option(i, wall, measured_step));
-    if let Some(f) = precision_finding(
-        i,
-        wall,
-        measured_step,
-        estimate(i.replays.and_then(|r| r.precision.as_ref())),
-    ) {
+    out.extend(advice::fp8_option(i, wall, mean_step));
+    if let Some(f) = precision_finding(i, wall, mean_step) {
+        out.push(f);
+    }
+    if let Some(f) = comm_finding(i, wall, mean_step) {
         out.push(f);
     }
     out.sort_by(|a, b| {
@@ -113,29 +167,164 @@ pub fn build(i: &Inputs) -> Vec<Finding> {
             .cmp(&a.est_saving_ns)
             .then(b.share_pct.total_cmp(&a.share_pct))
     });
-    out
+    let (findings, minor) = out
+        .into_iter()
+        .partition(|f| 100.0 * f.est_saving_ns as f64 / wall as f64 >= MINOR_STEP_PCT);
+    let combined = i.replays.map(|r| {
+        let (saving, after) = estimate(r.combined_ratio(), wall, mean_step);
+        Combined {
+            est_saving_ns: saving,
+            est_step_ns_after: after,
+            assumption: "every fix at once, each as its finding assumes".to_string(),
+        }
+    });
+    Built {
+        findings,
+        minor,
+        combined,
+    }
 }
 
 fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-/// The sub-cause with the most idle time.
-fn top_sub(ev: &Evidence, cause: Cause) -> &'static str {
-    ev.by_label
+/// The sub-cause with the most idle time among those `keep` accepts, and
+/// their idle time together.
+fn top_sub_where(ev: &Evidence, cause: Cause, keep: impl Fn(&str) -> bool) -> (&'static str, Ns) {
+    let mut subs: Vec<(&'static str, Ns)> = ev
+        .by_label
         .iter()
-        .filter(|((c, _), _)| *c == cause)
-        .max_by_key(|(_, ns)| **ns)
-        .map(|((_, s), _)| *s)
-        .unwrap_or("")
+        .filter(|((c, s), _)| *c == cause && keep(s))
+        .map(|((_, s), ns)| (*s, *ns))
+        .collect();
+    // Largest first; by name on ties, so the choice does not depend on the
+    // map's order.
+    subs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let total = subs.iter().map(|s| s.1).sum();
+    (subs.first().map_or("", |s| s.0), total)
 }
 
-fn precision_finding(
-    i: &Inputs,
-    wall: Ns,
-    measured_step: Ns,
-    estimate: (Ns, Ns),
-) -> Option<Finding> {
+/// What the what-if of `fix` assumed, in words.
+fn assumption(i: &Inputs, fix: Fix) -> String {
+    let data = i.replays.and_then(|r| r.data);
+    match fix {
+        Fix::Data => match data {
+            Some(d) if d.workers == Some(0) => format!(
+                "{} DataLoader workers load the batches at the measured {} per batch (one every {}), \
+                 {} batches ahead; the training loop only takes them",
+                d.workers_after.unwrap_or(4),
+                secs(d.cost_per_batch_ns),
+                secs(d.clock.period_ns),
+                d.clock.queue
+            ),
+            Some(d) => match (d.workers, d.workers_after) {
+                (Some(n), Some(m)) => format!(
+                    "num_workers {n} -> {m} at the measured {} per batch per worker: a batch every {} \
+                     instead of every {}",
+                    secs(d.cost_per_batch_ns),
+                    secs(d.clock.period_ns),
+                    secs(d.cost_per_batch_ns / n.max(1) as Ns)
+                ),
+                _ => format!(
+                    "twice the DataLoader workers (the trace does not show them) at the measured cost \
+                     per batch: a batch every {} instead of every {}",
+                    secs(d.clock.period_ns),
+                    secs(d.cost_per_batch_ns)
+                ),
+            },
+            None => {
+                "batches ready whenever the loop asks (too few batch waits to measure their cost)"
+                    .to_string()
+            }
+        },
+        Fix::Io => "the files are read from RAM (page cache, or a local NVMe copy cached first): \
+                    reads cost no wait"
+            .to_string(),
+        Fix::CpuPython => format!(
+            "CUDA graphs or torch.compile: Python dispatch between launches costs {} per launch; \
+             CPU stretches over {} without a launch (preprocessing, logging) are kept",
+            secs(GRAPH_LAUNCH_NS),
+            secs(BURST_GAP_NS)
+        ),
+        Fix::HostWork => format!(
+            "the host work outside launch bursts (CPU stretches over {}, GIL waits, sleeps) moves off \
+             the training loop (DataLoader workers, a background thread, or every N steps) and \
+             overlaps the GPU",
+            secs(BURST_GAP_NS)
+        ),
+        Fix::Memory => {
+            "allocator calls (cudaMalloc/cudaFree) and offload copies gone from the steady state"
+                .to_string()
+        }
+        Fix::Sync => "the blocking sync removed; the host work after it kept, and file reads or \
+                      batch waits after it still wait for the GPU"
+            .to_string(),
+        Fix::Transfer => {
+            "pinned memory and asynchronous copies: the host no longer stages host-to-device copies"
+                .to_string()
+        }
+        Fix::Launch => {
+            "fused or graph-launched kernels: launch calls cost no host time".to_string()
+        }
+        Fix::Other => format!(
+            "the waits on other streams and events removed: ops start once launched and their stream \
+             is free ({} start latency); an upper bound, as real dependencies stay",
+            secs(super::whatif::FREE_LATENCY_NS)
+        ),
+        Fix::Precision => {
+            let get = |p: Precision| {
+                i.busy_by_precision
+                    .iter()
+                    .find(|x| x.0 == p)
+                    .map_or(0, |x| x.1)
+            };
+            let mut why: Vec<String> = Vec::new();
+            for p in [Precision::Fp32, Precision::Tf32] {
+                if get(p) > 0 {
+                    why.push(bf16_speedup(p, i.gpu).1);
+                }
+            }
+            format!(
+                "GEMM time divided by the architecture's ratio: {}",
+                why.join("; ")
+            )
+        }
+        Fix::Comm => "collectives take their transfer time only, estimated from the fastest \
+                      instances of each (one rank: an estimate); the wait for peers removed"
+            .to_string(),
+    }
+}
+
+/// The wait for peers inside communication kernels, estimated on this rank.
+fn comm_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
+    i.replays?.full.as_ref()?;
+    let wait = comm_wait_total(i.cx, i.gpu);
+    let share = 100.0 * wait as f64 / wall as f64;
+    if share < MIN_SHARE_PCT {
+        return None;
+    }
+    let (saving, after) = estimate(
+        i.replays.map_or(1.0, |r| r.ratio(Fix::Comm)),
+        wall,
+        mean_step,
+    );
+    let (evidence, fix) = advice::comm_wait(wait);
+    Some(Finding {
+        cause: "comm".into(),
+        sub_cause: "wait".into(),
+        share_pct: round2(share),
+        step_share_pct: round2(share),
+        est_saving_ns: saving,
+        est_step_ns_after: after,
+        assumption: assumption(i, Fix::Comm),
+        evidence,
+        fix,
+        kernels: Vec::new(),
+    })
+}
+
+fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
     let get = |p: Precision| {
         i.busy_by_precision
             .iter()
@@ -150,12 +339,15 @@ fn precision_finding(
     let cc = i.gpu;
     let (s32, why32) = bf16_speedup(Precision::Fp32, cc);
     let (s_tf, why_tf) = bf16_speedup(Precision::Tf32, cc);
-    let (mut saving, mut after) = estimate;
-    if i.att.launcher.is_none() {
+    let ratio = match i.replays {
+        Some(r) if i.att.launcher.is_some() => r.ratio(Fix::Precision),
         // No replay possible: the GEMM time saved, directly.
-        saving = ((fp32 as f64) * (1.0 - 1.0 / s32) + (tf32 as f64) * (1.0 - 1.0 / s_tf)) as Ns;
-        after = measured_step - (measured_step as f64 * saving as f64 / wall as f64) as Ns;
-    }
+        _ => {
+            let saved = (fp32 as f64) * (1.0 - 1.0 / s32) + (tf32 as f64) * (1.0 - 1.0 / s_tf);
+            1.0 - saved / wall as f64
+        }
+    };
+    let (saving, after) = estimate(ratio, wall, mean_step);
     let share = 100.0 * (fp32 + tf32) as f64 / wall as f64;
     if share < MIN_SHARE_PCT {
         return None;
@@ -172,6 +364,7 @@ fn precision_finding(
         step_share_pct: round2(share),
         est_saving_ns: saving,
         est_step_ns_after: after,
+        assumption: assumption(i, Fix::Precision),
         evidence,
         fix,
         kernels,

@@ -26,7 +26,7 @@ mod types;
 pub mod whatif;
 
 pub use types::{
-    Cause, DeviceDiagnosis, Diagnosis, DroppedStep, Finding, IdleGap, Periodic, Startup,
+    Cause, Combined, DeviceDiagnosis, Diagnosis, DroppedStep, Finding, IdleGap, Periodic, Startup,
     StartupItem, Step, StepSource, Steps,
 };
 
@@ -135,7 +135,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             || match (scan, launcher) {
                 (Some(s), Some(l)) => {
                     let r = s.finish(&cx, l);
-                    let rs = whatif::replays::Replays::run(&r, &marks, g, &by_prec);
+                    let rs = whatif::replays::Replays::run(&cx, &r, l, &marks, g, &by_prec);
                     lap("replays");
                     Some(rs)
                 }
@@ -161,9 +161,13 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     {
         steps.periodic = steps::find_periodic(&steps, &d.gaps, |g| steps::io_file(tl, g));
     }
-    let findings = match &primary {
+    let built = match &primary {
         // A trace that is all start-up has no steady state to advise on.
-        _ if startup.as_ref().is_some_and(|s| s.all) => Vec::new(),
+        _ if startup.as_ref().is_some_and(|s| s.all) => findings::Built {
+            findings: Vec::new(),
+            minor: Vec::new(),
+            combined: None,
+        },
         Some((gi, att, ev, by_prec, gemm_by_name, replays)) => findings::build(&findings::Inputs {
             cx: &cx,
             gpu: &tl.gpus[*gi],
@@ -176,7 +180,11 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             replays: replays.as_ref(),
             job: &job,
         }),
-        None => Vec::new(),
+        None => findings::Built {
+            findings: Vec::new(),
+            minor: Vec::new(),
+            combined: None,
+        },
     };
     lap("findings");
     Diagnosis {
@@ -184,7 +192,9 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         steps,
         startup,
         devices,
-        findings,
+        findings: built.findings,
+        minor: built.minor,
+        combined: built.combined,
         job,
     }
 }

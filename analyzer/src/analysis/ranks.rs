@@ -36,6 +36,22 @@ pub struct RankComparison {
     pub stragglers: Vec<u32>,
     /// The matched instances with the largest arrival spread, largest first.
     pub worst_instances: Vec<CollectiveInstance>,
+    /// `comm/straggler`: the slowest rank, and the waiting it caused the
+    /// others (measured against the peers, not estimated).
+    pub findings: Vec<RankFinding>,
+}
+
+/// A finding about the ranks together.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankFinding {
+    pub cause: &'static str,
+    pub sub_cause: &'static str,
+    /// The rank everyone waited for.
+    pub rank: u32,
+    /// What the other ranks' collectives spent waiting for it, together.
+    pub others_waited_ns: Ns,
+    pub evidence: String,
+    pub fix: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -86,6 +102,9 @@ pub struct RankLateness {
     pub last_share_pct: f64,
     pub median_late_ns: Ns,
     pub max_late_ns: Ns,
+    /// Time its collectives spent waiting for the last rank to arrive (the
+    /// waiting part of their kernel time).
+    pub waited_ns: Ns,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -117,13 +136,14 @@ pub fn compare_ranks(tls: &[Timeline]) -> RankComparison {
     let comms: Vec<HashMap<String, Vec<Comm>>> = tls.iter().map(comm_kernels).collect();
     let (collectives, lateness, worst) = arrivals(&comms, &ids);
     let matched: usize = collectives.iter().map(|c| c.matched).sum();
-    let stragglers = lateness
+    let stragglers: Vec<u32> = lateness
         .iter()
         .filter(|l| {
             matched >= 3 && l.last_share_pct >= 50.0 && l.median_late_ns >= STRAGGLER_MIN_LATE_NS
         })
         .map(|l| l.rank)
         .collect();
+    let findings = straggler_findings(&lateness, &stragglers, &comms);
     RankComparison {
         ranks,
         slowest,
@@ -131,7 +151,53 @@ pub fn compare_ranks(tls: &[Timeline]) -> RankComparison {
         lateness,
         stragglers,
         worst_instances: worst,
+        findings,
     }
+}
+
+/// `comm/straggler` for each straggler: the others' waiting, measured.
+fn straggler_findings(
+    lateness: &[RankLateness],
+    stragglers: &[u32],
+    comms: &[HashMap<String, Vec<Comm>>],
+) -> Vec<RankFinding> {
+    let comm_ns: Ns = comms
+        .iter()
+        .flat_map(|c| c.values())
+        .flatten()
+        .map(|c| c.end - c.start)
+        .sum();
+    stragglers
+        .iter()
+        .filter_map(|&s| {
+            let me = lateness.iter().find(|l| l.rank == s)?;
+            let others: Ns = lateness
+                .iter()
+                .filter(|l| l.rank != s)
+                .map(|l| l.waited_ns)
+                .sum();
+            Some(RankFinding {
+                cause: "comm",
+                sub_cause: "straggler",
+                rank: s,
+                others_waited_ns: others,
+                evidence: format!(
+                    "rank {s} arrived last at {} collectives ({:.0}%), a median {:.0} µs after the \
+                     first; the other ranks' collectives waited {:.1} ms for it ({:.0}% of all \
+                     communication kernel time)",
+                    me.last_count,
+                    me.last_share_pct,
+                    me.median_late_ns as f64 / 1e3,
+                    others as f64 / 1e6,
+                    pct(others, comm_ns),
+                ),
+                fix: format!(
+                    "find what makes rank {s} late before its collectives (its data loading, host \
+                     work or a larger shard) and balance it; overlap communication with compute"
+                ),
+            })
+        })
+        .collect()
 }
 
 fn is_comm(name: &str, p: Precision) -> bool {
@@ -282,6 +348,7 @@ fn arrivals(comms: &[HashMap<String, Vec<Comm>>], ids: &[u32]) -> Arrivals {
 
     let mut kinds = vec![];
     let mut late: Vec<Vec<Ns>> = vec![vec![]; n];
+    let mut waited: Vec<Ns> = vec![0; n];
     let mut last_count = vec![0usize; n];
     let mut instances = vec![];
     for name in names {
@@ -300,9 +367,11 @@ fn arrivals(comms: &[HashMap<String, Vec<Comm>>], ids: &[u32]) -> Arrivals {
                 .enumerate()
                 .max_by_key(|(_, a)| **a)
                 .unwrap_or((0, &first));
-            for ((l, a), lat) in lists.iter().zip(&arrive).zip(late.iter_mut()) {
+            for (r, ((l, a), lat)) in lists.iter().zip(&arrive).zip(late.iter_mut()).enumerate() {
                 lat.push(a - first);
                 durs.push(l[k].end - l[k].start);
+                // Waiting for the last arrival, within this kernel's time.
+                waited[r] += (last - a).clamp(0, l[k].end - l[k].start);
             }
             last_count[last_r] += 1;
             instances.push(CollectiveInstance {
@@ -327,6 +396,7 @@ fn arrivals(comms: &[HashMap<String, Vec<Comm>>], ids: &[u32]) -> Arrivals {
             last_share_pct: pct(last_count[r] as Ns, total as Ns),
             median_late_ns: median(&mut late[r]).unwrap_or(0),
             max_late_ns: late[r].iter().copied().max().unwrap_or(0),
+            waited_ns: waited[r],
         })
         .collect();
     instances.sort_by_key(|i| std::cmp::Reverse(i.spread_ns));

@@ -9,9 +9,12 @@ use stallscope_format::fs_name;
 
 use super::activity::{Act, Classifier, MERGE_CAP_NS, Seg, Sub};
 use super::attribution::Evidence;
-use super::context::{Context, ThreadRef, clip};
+use super::attribution::launch_call_cause;
+use super::context::{Context, ThreadRef, clip, clip_one};
 use super::types::{Cause, IdleGap};
-use super::whatif::Change;
+use super::whatif::{
+    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, Change, FREE_LATENCY_NS, in_burst, is_host_work,
+};
 use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, Process, Thread};
 
 fn push_merged(out: &mut Vec<Seg>, seg: Seg) {
@@ -191,7 +194,6 @@ fn unexplained(t: &Thread, a: Ns, b: Ns) -> Vec<Seg> {
 }
 
 const LAUNCH_GAP_NS: Ns = 30_000;
-const SLOW_CALL_NS: Ns = 1_000_000;
 const SYNC_SLACK_NS: Ns = 200_000;
 
 fn union(mut v: Vec<(Ns, Ns)>) -> Vec<(Ns, Ns)> {
@@ -284,9 +286,17 @@ pub fn attribute(cx: &Context, g: &Gpu, ev: &mut Evidence) -> (Vec<IdleGap>, [Ns
         .max_by_key(|&(r, n)| (n, std::cmp::Reverse(r)))
         .map(|(r, _)| r);
     let mut pieces: Vec<IdleGap> = Vec::new();
+    let waits = super::attribution::stream_waits(g);
+    let stream_of = |o: &GpuOp| {
+        g.streams
+            .iter()
+            .find(|s| s.ops.iter().any(|x| std::ptr::eq(x, o)))
+            .map_or(0, |s| s.id)
+    };
     for (a, b) in gaps(&busy, w0, w1) {
         let next = ops.get(ops.partition_point(|o| o.start < b)).copied();
-        attribute_gap(cx, a, b, next, launcher, ev, &mut pieces);
+        let next = next.map(|o| (o, stream_of(o)));
+        attribute_gap(cx, a, b, next, launcher, &waits, ev, &mut pieces);
     }
     pieces.sort_by_key(|g| g.start);
     let mut out: Vec<IdleGap> = Vec::new();
@@ -317,11 +327,14 @@ fn attribute_gap(
     cx: &Context,
     a: Ns,
     b: Ns,
-    next: Option<&GpuOp>,
+    next: Option<(&GpuOp, u64)>,
     launcher: Option<ThreadRef>,
+    waits: &[(Ns, u64)],
     ev: &mut Evidence,
     out: &mut Vec<IdleGap>,
 ) {
+    let stream = next.map(|n| n.1);
+    let next = next.map(|n| n.0);
     let launch = next.and_then(|o| cx.launch_of(o));
     let (who, l) = match (launch, launcher) {
         (Some((r, span)), _) => (r, span.ts.min(b)),
@@ -331,8 +344,42 @@ fn attribute_gap(
             return;
         }
     };
+    let event_wait = |to: Ns| {
+        stream.is_some_and(|st| {
+            waits
+                .iter()
+                .any(|w| w.1 == st && w.0 >= a - SYNC_SLACK_NS && w.0 <= to)
+        })
+    };
     if l <= a {
-        push(out, ev, cx, a, b, Cause::Other, "dependency", Some(who), 0);
+        let mut from = a;
+        if let Some((r, span)) = launch
+            && span.end() > a
+        {
+            from = span.end().min(b);
+            let (cause, sub) = launch_call_cause(cx, r, span);
+            push(out, ev, cx, a, from, cause, sub, Some(who), 0);
+        }
+        if from < b {
+            if let Some(st) = stream.filter(|&st| {
+                waits
+                    .iter()
+                    .any(|w| w.1 == st && w.0 >= l - SYNC_SLACK_NS && w.0 <= l.max(a))
+            }) {
+                *ev.waited_streams.entry(st).or_default() += b - from;
+            }
+            push(
+                out,
+                ev,
+                cx,
+                from,
+                b,
+                Cause::Other,
+                "dependency",
+                Some(who),
+                0,
+            );
+        }
         return;
     }
     let segs = cx.segments(who);
@@ -363,8 +410,13 @@ fn attribute_gap(
         .last()
         .map(|s| (s.sub.name(), s.end - s.start));
     let mut budget = drain.map_or(0, |d| d.1);
-    for s in clip(&segs, a, l) {
-        let (cause, sub) = classify_piece(cx, who, &s, ev);
+    let pieces: Vec<(Seg, bool)> = segs
+        .iter()
+        .filter(|s| s.end > a && s.start < l)
+        .map(|s| (clip_one(s, a, l), is_host_work(s)))
+        .collect();
+    for (s, host_work) in pieces {
+        let (cause, sub) = classify_piece(cx, who, &s, host_work, ev);
         let overlappable = matches!(cause, Cause::Cpu | Cause::Launch | Cause::Other);
         match drain {
             Some((sync_sub, _)) if overlappable && budget > 0 => {
@@ -399,17 +451,19 @@ fn attribute_gap(
     let drained_by_sync = drain.filter(|_| budget > 0).map(|d| d.0);
     if l < b {
         let (cause, sub) = match launch {
-            Some((r, span)) => match cx.api_act(r, span) {
-                (Act::Transfer, sub) => (Cause::Transfer, sub.name()),
-                (Act::Memory, sub) => (Cause::Memory, sub.name()),
-                (Act::Sync, sub) => (Cause::Sync, sub.name()),
-                _ if span.dur > SLOW_CALL_NS => (Cause::Launch, "slow-call"),
-                _ => (Cause::Launch, "latency"),
-            },
+            Some((r, span)) => launch_call_cause(cx, r, span),
             None => (Cause::Launch, "latency"),
         };
         let (cause, sub) = match (drained_by_sync, cause) {
-            (Some(s), Cause::Launch) => (Cause::Sync, s),
+            // A slow call (module loading, JIT) is the launch's own, sync
+            // or not.
+            (Some(s), Cause::Launch) if sub != "slow-call" => (Cause::Sync, s),
+            (None, Cause::Launch) if sub == "latency" && event_wait(l) => {
+                if let Some(st) = stream {
+                    *ev.waited_streams.entry(st).or_default() += b - l;
+                }
+                (Cause::Other, "dependency")
+            }
             _ => (cause, sub),
         };
         push(out, ev, cx, l, b, cause, sub, Some(who), 0);
@@ -420,6 +474,7 @@ fn classify_piece(
     cx: &Context,
     who: ThreadRef,
     s: &Seg,
+    host_work: bool,
     ev: &mut Evidence,
 ) -> (Cause, &'static str) {
     let p = cx.process(who);
@@ -454,6 +509,8 @@ fn classify_piece(
                 "contention"
             } else if s.sub == Sub::SLEEP {
                 "sleep"
+            } else if host_work {
+                "host-work"
             } else {
                 "python"
             };
@@ -545,6 +602,12 @@ struct OpInfo {
     dur: Ns,
     corr: u32,
     precision: Precision,
+    name: u32,
+    /// A collective late with no other stream's op to explain it: its
+    /// recorded start.
+    pinned: Option<Ns>,
+    /// A communication kernel.
+    comm: bool,
 }
 
 /// The replay with a table of all ops sorted by launch, and all segments of
@@ -610,6 +673,9 @@ impl Replay {
                     dur: o.dur(),
                     corr: o.corr,
                     precision: cx.precision.of(o),
+                    name: o.name,
+                    pinned: None,
+                    comm: o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm,
                 });
                 prev_end = prev_end.max(o.end);
             }
@@ -637,23 +703,49 @@ impl Replay {
         let mut done = w0;
         let mut out = Vec::with_capacity(marks.len());
         let (mut oi, mut mi) = (0, 0);
+        let mut drain = false;
+        let mut ready = Ns::MIN / 4;
+        let mut last_data_end = Ns::MIN / 4;
+        let comm = comm_transfer(cx, &self.ops);
         let mut schedule = |i: usize, at: Ns, done: &mut Ns| {
             let op = &self.ops[i];
             let free = stream_free[op.stream as usize];
-            let after_dep = op.dep.map_or(Ns::MIN, |d| new_end[d]);
-            let start = (at + op.latency).max(free).max(after_dep);
+            let after_dep = match (op.dep, op.pinned) {
+                _ if change.drop_deps => Ns::MIN,
+                (Some(d), _) => new_end[d],
+                (None, Some(t)) => t,
+                (None, None) => Ns::MIN,
+            };
+            let latency = if change.drop_deps {
+                op.latency.min(FREE_LATENCY_NS)
+            } else {
+                op.latency
+            };
+            let start = (at + latency).max(free).max(after_dep);
+            let wait = comm.get(&op.name).map_or(0, |&t| (op.dur - t).max(0));
             let dur = if change.drop_offload && cx.offload.contains(&op.corr) {
                 0
             } else {
-                (op.dur as f64 / (change.speedup)(op.precision).max(1e-9)) as Ns
+                ((op.dur - wait) as f64 / (change.speedup)(op.precision).max(1e-9)) as Ns
+                    + if change.comm_wait { wait } else { 0 }
             };
             stream_free[op.stream as usize] = start + dur;
             new_end[i] = start + dur;
             *done = (*done).max(start + dur);
         };
         for s in &self.segs {
-            let removed = change.remove.contains(&s.act);
             let len = (s.end - s.start).max(1) as f64;
+            let new_batch = s.act == Act::Data && s.start > last_data_end + BATCH_RUN_GAP_NS;
+            let ranges_wait = cx.tl.source == crate::model::Source::Kineto;
+            let anchored = s.act == Act::Data
+                && s.sub != Sub::MAIN_PROCESS
+                && s.end - s.start > BATCH_WAITED_NS
+                && (ranges_wait || s.sub != Sub::DATALOADER);
+            let waited = (s.act == Act::Data && s.sub == Sub::MAIN_PROCESS) || anchored;
+            let batch_lane = waited && change.batches.is_some();
+            let removed = change.remove.contains(&s.act)
+                || batch_lane
+                || (change.drop_host_work && is_host_work(s));
             let scale = if removed {
                 if s.act == Act::Cpu && !change.remove.contains(&Act::Launch) {
                     s.launch_ns as f64 / len
@@ -665,27 +757,74 @@ impl Replay {
             } else {
                 1.0
             };
+            let compress = if !removed && in_burst(s) {
+                change.per_launch_ns
+            } else {
+                None
+            };
+            // Each gap between launches (or a launch and the segment's
+            // edge) costs at most `per`.
+            let squeeze = |gap: Ns, per: Ns| gap.min(per);
+            if removed && s.act == Act::Sync {
+                drain = true;
+            } else if drain && !removed && matches!(s.act, Act::Io | Act::Data) {
+                h = h.max(done);
+                drain = false;
+            }
+            if let (true, Some(b)) = (new_batch, change.batches) {
+                ready = (ready + b.period_ns).max(h - b.queue as Ns * b.period_ns);
+                if batch_lane {
+                    let cap = if s.sub == Sub::MAIN_PROCESS {
+                        h + (s.end - s.start)
+                    } else {
+                        h.max(s.end)
+                    };
+                    h = h.max(ready.min(cap));
+                }
+            }
             let seg_start_new = h;
+            // Compression: the offset of the segment's last launch, and the
+            // new time since its start.
+            let (mut last_dt, mut cur) = (0, 0);
             loop {
                 let next_op = self.ops.get(oi).map(|o| o.anchor).filter(|&t| t < s.end);
                 let next_mark = marks.get(mi).copied().filter(|&t| t < s.end);
                 match (next_op, next_mark) {
                     (Some(t), m) if m.is_none_or(|m| t < m) => {
-                        let at = seg_start_new + ((t - s.start).max(0) as f64 * scale) as Ns;
+                        let dt = (t - s.start).max(0);
+                        let at = match compress {
+                            Some(per) => {
+                                cur += squeeze((dt - last_dt).max(0), per);
+                                last_dt = last_dt.max(dt);
+                                seg_start_new + cur
+                            }
+                            None => seg_start_new + (dt as f64 * scale) as Ns,
+                        };
                         schedule(oi, at, &mut done);
+                        drain = false;
                         oi += 1;
                     }
                     (_, Some(t)) => {
-                        let at = seg_start_new + ((t - s.start).max(0) as f64 * scale) as Ns;
+                        let dt = (t - s.start).max(0);
+                        let at = match compress {
+                            Some(per) => seg_start_new + cur + squeeze((dt - last_dt).max(0), per),
+                            None => seg_start_new + (dt as f64 * scale) as Ns,
+                        };
                         out.push(at.max(done));
                         mi += 1;
                     }
                     _ => break,
                 }
             }
-            h = if s.act == Act::Sync && !removed {
+            if s.act == Act::Data {
+                last_data_end = s.end;
+            }
+            h = if let Some(per) = compress {
+                let len = (s.end - s.start).max(1);
+                seg_start_new + cur + squeeze((len - last_dt).max(0), per)
+            } else if s.act == Act::Sync && !removed {
                 (h + SYNC_FLOOR_NS.min(s.end - s.start)).max(done)
-            } else if s.act == Act::Data && !removed && s.sub != Sub::MAIN_PROCESS {
+            } else if anchored && !removed {
                 h.max(s.end)
             } else {
                 h + (len * scale) as Ns
@@ -701,6 +840,26 @@ impl Replay {
         }
         (out, h.max(done))
     }
+}
+
+/// Transfer time per communication kernel name: the 10th percentile
+/// (nearest rank) of its in-window durations, for names with two or more
+/// that differ, when it is not zero.
+fn comm_transfer(cx: &Context, ops: &[OpInfo]) -> HashMap<u32, Ns> {
+    let mut by_name: HashMap<u32, Vec<Ns>> = HashMap::new();
+    for o in ops.iter().filter(|o| o.comm) {
+        by_name.entry(o.name).or_default().push(o.dur);
+    }
+    let _ = cx;
+    by_name
+        .into_iter()
+        .filter_map(|(name, mut d)| {
+            d.sort_unstable();
+            let rank = ((0.1 * d.len() as f64).ceil() as usize).clamp(1, d.len());
+            let fast = d[rank - 1];
+            (d.len() >= 2 && d[d.len() - 1] != fast && fast > 0).then_some((name, fast))
+        })
+        .collect()
 }
 
 /// Streams are visited in order (a BTreeMap, not the hash map this once
@@ -735,6 +894,9 @@ fn find_dependencies(ops: &mut [OpInfo]) {
                 }
             }
             ops[b].dep = best.map(|x| x.1);
+            if best.is_none() && ops[b].comm {
+                ops[b].pinned = Some(ops[b].orig_start);
+            }
         }
     }
 }

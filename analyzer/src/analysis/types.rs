@@ -256,10 +256,13 @@ pub struct Finding {
     pub share_pct: f64,
     /// Share of step time, in percent (equal to share_pct without steps).
     pub step_share_pct: f64,
-    /// What-if saving over the whole window.
+    /// What-if saving over the whole window: window x (1 - r), where r is
+    /// the replay with the fix over the replay without it.
     pub est_saving_ns: Ns,
-    /// Predicted median step time once fixed.
+    /// Predicted mean step time once fixed: mean step x r (the same r).
     pub est_step_ns_after: Ns,
+    /// What the what-if assumed about the fix (its model and costs).
+    pub assumption: String,
     pub evidence: String,
     pub fix: String,
     /// Kernel names the evidence cites, whole (the evidence shortens them).
@@ -276,8 +279,21 @@ pub struct Diagnosis {
     /// leave it out. Attribution may give idle time inside it to start-up.
     pub startup: Option<Startup>,
     pub devices: Vec<DeviceDiagnosis>,
-    /// Ranked by est_saving_ns, largest first.
+    /// Ranked by est_saving_ns, largest first; each saves at least
+    /// `findings::MINOR_STEP_PCT` of the step.
     pub findings: Vec<Finding>,
     /// Training or inference, engines, graphs, DataLoader (advice reads it).
     pub job: super::job::JobContext,
+    /// Findings that save less than that, ranked the same way.
+    pub minor: Vec<Finding>,
+    /// Every advised fix at once.
+    pub combined: Option<Combined>,
+}
+
+/// The what-if with every advised fix applied together.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Combined {
+    pub est_saving_ns: Ns,
+    pub est_step_ns_after: Ns,
+    pub assumption: String,
 }

@@ -22,17 +22,65 @@ mod lanes;
 pub mod replays;
 
 use self::lanes::{Group, OpFacts, OpSpecial, Step, act_index};
-use super::activity::{Act, Seg};
+use super::activity::{Act, Seg, Sub};
 use super::busy::PrecisionMap;
 use super::context::{Context, ThreadRef, clip, clip_one};
-use crate::model::{Gpu, GpuOp, HostSpan, Ns, Precision};
+use crate::model::{Gpu, GpuOp, GpuOpKind, HostSpan, Ns, Precision};
 
 /// A sync call costs at least this much even when nothing is left to wait for.
 const SYNC_FLOOR_NS: Ns = 5_000;
-/// Launch latency counted per op, at most.
+/// Launch latency counted per op, at most. An op later than that waits for
+/// another stream's op; a collective with none found waits for its peers,
+/// and starts no earlier than it did, except in the other/dependency
+/// what-if.
 const MAX_LATENCY_NS: Ns = 1_000_000;
 /// Dependency detection: how close an op's start must follow another's end.
 const DEP_EPS_NS: Ns = 50_000;
+
+/// Python dispatch: CPU work merged with launch calls (see
+/// `activity::MERGE_CAP_NS`), or CPU work no longer than this. Longer CPU
+/// stretches without a launch are other host work (preprocessing, logging),
+/// which CUDA graphs or torch.compile do not remove.
+pub const BURST_GAP_NS: Ns = 200_000;
+/// Host cost per kernel launch under CUDA graphs or torch.compile (the
+/// cpu/python what-if).
+pub const GRAPH_LAUNCH_NS: Ns = 3_000;
+/// A wait for a batch longer than this means the batch was not ready: it
+/// arrived when its producer finished it. A shorter one found it waiting.
+pub const BATCH_WAITED_NS: Ns = 500_000;
+/// Waits for batches closer than this to each other are one batch.
+pub const BATCH_RUN_GAP_NS: Ns = 200_000;
+/// GPU-side start latency of an op once nothing holds it back (the
+/// other/dependency what-if).
+pub const FREE_LATENCY_NS: Ns = 5_000;
+
+/// Whether a segment is Python dispatch in a launch burst (see
+/// `BURST_GAP_NS`), or a launch call.
+#[inline]
+pub fn in_burst(s: &Seg) -> bool {
+    match s.act {
+        Act::Launch => true,
+        Act::Cpu => s.sub == Sub::NONE && (s.launch_ns > 0 || s.end - s.start <= BURST_GAP_NS),
+        _ => false,
+    }
+}
+
+/// Whether a segment is host work outside launch bursts (CPU stretches
+/// without a launch longer than `BURST_GAP_NS`, GIL waits, sleeps): what
+/// moving work off the training loop removes.
+#[inline]
+pub fn is_host_work(s: &Seg) -> bool {
+    s.act == Act::Cpu && !in_burst(s)
+}
+
+/// Batches from producers at a modeled rate (the data what-if).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BatchClock {
+    /// One batch per this long.
+    pub period_ns: Ns,
+    /// Batches the producers may have ready ahead of the consumer.
+    pub queue: u32,
+}
 
 /// A change to replay.
 pub struct Change<'a> {
@@ -42,6 +90,19 @@ pub struct Change<'a> {
     pub drop_offload: bool,
     /// Kernel time divisor per precision class (1.0 = unchanged).
     pub speedup: &'a (dyn Fn(Precision) -> f64 + Sync),
+    /// CUDA graphs or torch.compile: Python dispatch in launch bursts (see
+    /// `in_burst`) costs at most this much per launch.
+    pub per_launch_ns: Option<Ns>,
+    /// Host work outside launch bursts (`is_host_work`) moves off the loop.
+    pub drop_host_work: bool,
+    /// Batches arrive from producers at this rate, not as recorded.
+    pub batches: Option<BatchClock>,
+    /// Ops start when launched and their stream is free: no waits for
+    /// other streams, and no unexplained start latency.
+    pub drop_deps: bool,
+    /// Communication kernels keep their waiting for peers; otherwise they
+    /// take their transfer time only (`Replay::comm_waits`).
+    pub comm_wait: bool,
 }
 
 impl Change<'_> {
@@ -50,6 +111,11 @@ impl Change<'_> {
             remove: &[],
             drop_offload: false,
             speedup: &|_| 1.0,
+            per_launch_ns: None,
+            drop_host_work: false,
+            batches: None,
+            drop_deps: false,
+            comm_wait: false,
         }
     }
 }
@@ -64,6 +130,9 @@ struct Special {
     target: u32,
     /// An offload copy.
     offload: bool,
+    /// Late for a reason outside the trace: starts no earlier than this
+    /// (its recorded start; `Ns::MIN` if not).
+    not_before: Ns,
 }
 
 const NONE: u32 = u32::MAX;
@@ -121,6 +190,8 @@ struct StreamScan<'a> {
     /// Launch calls in the window, per thread of `corr.threads()`: bit sets
     /// over the thread's spans.
     launched: Vec<Vec<u64>>,
+    /// (name, duration) of the in-window communication kernels.
+    comm: Vec<(u32, Ns)>,
 }
 
 pub struct Replay<'a> {
@@ -133,6 +204,25 @@ pub struct Replay<'a> {
     order: Option<Vec<OpView>>,
     slots: usize,
     precision: &'a PrecisionMap,
+    /// Per kernel name id: the transfer time of that collective (0: not
+    /// one, or no estimate). Empty when the window has none.
+    comm: Vec<Ns>,
+    /// See `batch_waited`.
+    ranges_wait: bool,
+}
+
+/// Whether a wait for a batch found it not ready, so that it arrived when
+/// its producer finished it: a blocking read, poll or queue wait longer than
+/// `BATCH_WAITED_NS`. In a stallscope recording, the time in a DataLoader
+/// range outside those is the loop's own work (unpickling, pinning), never
+/// waiting; a profiler trace shows only the range (`ranges_wait`), so a long
+/// one counts as a wait.
+#[inline]
+pub fn batch_waited(s: &Seg, ranges_wait: bool) -> bool {
+    s.act == Act::Data
+        && s.sub != Sub::MAIN_PROCESS
+        && s.end - s.start > BATCH_WAITED_NS
+        && (ranges_wait || s.sub != Sub::DATALOADER)
 }
 
 impl<'a> Replay<'a> {
@@ -168,7 +258,10 @@ impl<'a> Replay<'a> {
                 Some(w) => w.binary_search(&idx).map_or(NONE, |p| p as u32),
             }
         };
+        let is_comm =
+            |o: &GpuOp| o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm;
         let mut deps: Vec<((u32, u32), (u32, u32))> = Vec::new();
+        let mut pinned: Vec<((u32, u32), Ns)> = Vec::new();
         for (si, sc) in scans.iter().enumerate() {
             for &i in &sc.late {
                 let start = g.streams[si].ops[i as usize].start;
@@ -196,11 +289,17 @@ impl<'a> Replay<'a> {
                         }
                     }
                 }
-                if let Some((_, (oi, a))) = best {
-                    deps.push((
+                match best {
+                    Some((_, (oi, a))) => deps.push((
                         (si as u32, pos_of(sc, i)),
                         (oi, pos_of(&scans[oi as usize], a)),
-                    ));
+                    )),
+                    // A collective late for no reason in the trace waited for
+                    // its peers to launch it: it starts no earlier.
+                    None if is_comm(&g.streams[si].ops[i as usize]) => {
+                        pinned.push(((si as u32, pos_of(sc, i)), start))
+                    }
+                    None => {}
                 }
             }
         }
@@ -210,7 +309,11 @@ impl<'a> Replay<'a> {
             dep: NONE,
             target: NONE,
             offload: false,
+            not_before: Ns::MIN,
         };
+        for (b, t) in pinned {
+            specials.entry(b).or_insert_with(|| blank(b.1)).not_before = t;
+        }
         let mut slots = 0;
         for (b, a) in deps {
             let target = specials.entry(a).or_insert_with(|| blank(a.1));
@@ -222,6 +325,7 @@ impl<'a> Replay<'a> {
             specials.entry(b).or_insert_with(|| blank(b.1)).dep = slot;
         }
         let in_order = scans.iter().all(|s| s.in_order);
+        let comm = comm_transfer(scans.iter().flat_map(|s| &s.comm));
         let mut launched: Vec<Vec<u64>> = vec![Vec::new(); spans.len()];
         let mut streams: Vec<StreamOps> = Vec::with_capacity(scans.len());
         for (si, sc) in scans.into_iter().enumerate() {
@@ -276,6 +380,7 @@ impl<'a> Replay<'a> {
             launched,
             spans,
             precision: &cx.precision,
+            comm,
         }
     }
 }
@@ -289,6 +394,7 @@ pub struct ReplayScan<'a> {
     launched: Vec<Vec<u64>>,
     spans: Vec<&'a [HostSpan]>,
     precision: &'a PrecisionMap,
+    comm: Vec<Ns>,
 }
 
 impl<'a> ReplayScan<'a> {
@@ -365,6 +471,8 @@ impl<'a> ReplayScan<'a> {
             order: self.order,
             slots: self.slots,
             precision: self.precision,
+            comm: self.comm,
+            ranges_wait: cx.tl.source == crate::model::Source::Kineto,
         }
     }
 }
@@ -374,6 +482,44 @@ impl Replay<'_> {
     /// dropping the offload copies) changes anything: whether any of them is
     /// on the critical host timeline (launch time inside merged CPU segments
     /// counts for `Launch`).
+    /// Whether some communication kernel waited for its peers (by the
+    /// estimate of `comm_transfer`).
+    pub fn comm_waits(&self) -> bool {
+        !self.comm.is_empty()
+    }
+
+    /// Whether some op waits for another stream.
+    pub fn has_deps(&self) -> bool {
+        self.slots > 0
+    }
+
+    /// Whether the critical host timeline has segments `f` accepts.
+    pub fn has_segment(&self, f: impl Fn(&Seg) -> bool) -> bool {
+        self.stretches
+            .iter()
+            .any(|(segs, from, to)| clip(segs, *from, *to).any(|s| f(&s)))
+    }
+
+    /// The waits for batches on the critical host timeline, one per batch
+    /// (waits closer than `BATCH_RUN_GAP_NS` joined): (start, end, loaded
+    /// by the launching process itself).
+    pub fn batch_waits(&self) -> Vec<(Ns, Ns, bool)> {
+        let mut out: Vec<(Ns, Ns, bool)> = Vec::new();
+        for (segs, from, to) in &self.stretches {
+            for s in clip(segs, *from, *to).filter(|s| s.act == Act::Data) {
+                let main = s.sub == Sub::MAIN_PROCESS;
+                match out.last_mut() {
+                    Some(l) if s.start <= l.1 + BATCH_RUN_GAP_NS => {
+                        l.1 = s.end;
+                        l.2 &= main;
+                    }
+                    _ => out.push((s.start, s.end, main)),
+                }
+            }
+        }
+        out
+    }
+
     pub fn present(&self) -> impl Fn(&[Act], bool) -> bool + use<> {
         let mut seen = [false; 8];
         let mut launch_in_cpu = false;
@@ -411,8 +557,11 @@ impl Replay<'_> {
         let w0 = self.window.0;
         // Lanes that shorten CPU segments scale the times of most launches;
         // the others, grouped apart, take the path without scaling there.
-        let shortens_cpu =
-            |c: &Change| c.remove.iter().any(|a| matches!(a, Act::Cpu | Act::Launch));
+        let shortens_cpu = |c: &Change| {
+            c.per_launch_ns.is_some()
+                || c.drop_host_work
+                || c.remove.iter().any(|a| matches!(a, Act::Cpu | Act::Launch))
+        };
         let mut order: Vec<usize> = (0..changes.len()).collect();
         order.sort_by_key(|&i| shortens_cpu(changes[i]));
         let sorted: Vec<&Change> = order.iter().map(|&i| changes[i]).collect();
@@ -425,7 +574,11 @@ impl Replay<'_> {
         };
         let mut groups: Vec<Group> = parts
             .into_iter()
-            .map(|c| Group::new(c, w0, self.streams.len(), self.slots, marks.len()))
+            .map(|c| {
+                let mut g = Group::new(c, w0, self.streams.len(), self.slots, marks.len());
+                g.ranges_wait = self.ranges_wait;
+                g
+            })
             .collect();
         let need_precision = groups.iter().any(|g| g.needs_precision());
         let mut walk = Walk::new(self, marks, need_precision);
@@ -586,6 +739,7 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
     let mut last: Option<(Ns, Ns, Ns)> = None;
     let mut prev_ts: Ns = 0;
     let check_offload = !cx.offload.is_empty();
+    let mut comm = Vec::new();
     for (i, o) in ops.iter().enumerate() {
         let launch = cx.corr.get_raw(o.corr);
         let launch_ts = launch.map(|(t, s)| spans[t as usize][s as usize].ts);
@@ -639,6 +793,9 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
             late.push(i as u32);
         }
         last = Some((o.start, o.end, anchor));
+        if o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm {
+            comm.push((o.name, o.dur()));
+        }
         if check_offload && cx.offload.contains(&o.corr) {
             // Marked here, moved into the stream's specials by the caller.
             out.special.push(Special {
@@ -646,6 +803,7 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
                 dep: NONE,
                 target: NONE,
                 offload: true,
+                not_before: Ns::MIN,
             });
         }
     }
@@ -676,7 +834,62 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
         in_order,
         late,
         launched,
+        comm,
     }
+}
+
+/// Per kernel name id, the transfer time of each collective: the 10th
+/// percentile of its durations, as the fastest instances waited least for
+/// their peers. An estimate: instances may move different sizes. Empty when
+/// no collective has two instances that differ (or an instant one).
+fn comm_transfer<'x>(comm: impl Iterator<Item = &'x (u32, Ns)>) -> Vec<Ns> {
+    let mut by_name: FxHashMap<u32, Vec<Ns>> = FxHashMap::default();
+    for &(name, dur) in comm {
+        by_name.entry(name).or_default().push(dur);
+    }
+    let mut out: Vec<Ns> = Vec::new();
+    for (name, mut durs) in by_name {
+        durs.sort_unstable();
+        let fast = crate::analysis::steps::percentile(&durs, 0.1);
+        if durs.len() < 2 || durs[durs.len() - 1] == fast || fast <= 0 {
+            continue;
+        }
+        if out.len() <= name as usize {
+            out.resize(name as usize + 1, 0);
+        }
+        out[name as usize] = fast;
+    }
+    out
+}
+
+/// The estimated wait for peers in a communication kernel (0 for others).
+#[inline]
+fn comm_wait(comm: &[Ns], o: &GpuOp) -> Ns {
+    match comm.get(o.name as usize) {
+        Some(&t) if t > 0 && o.kind() == GpuOpKind::Kernel => (o.dur() - t).max(0),
+        _ => 0,
+    }
+}
+
+/// The estimated wait for peers of every communication kernel of `g` in
+/// the window (by the same estimate as the replay).
+pub fn comm_wait_total(cx: &Context, g: &Gpu) -> Ns {
+    let (w0, w1) = cx.window;
+    let comm: Vec<(u32, Ns)> = g
+        .streams
+        .iter()
+        .flat_map(|s| &s.ops)
+        .filter(|o| o.start < w1 && o.end > w0)
+        .filter(|o| o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm)
+        .map(|o| (o.name, o.dur()))
+        .collect();
+    let table = comm_transfer(comm.iter());
+    g.streams
+        .iter()
+        .flat_map(|s| &s.ops)
+        .filter(|o| o.start < w1 && o.end > w0)
+        .map(|o| comm_wait(&table, o))
+        .sum()
 }
 
 #[inline]
@@ -829,14 +1042,21 @@ impl OpSource {
             }
             so.special.get(*c).filter(|x| x.pos == v.pos).copied()
         };
+        let wait = if r.comm.is_empty() {
+            0
+        } else {
+            comm_wait(&r.comm, o)
+        };
         OpFacts {
-            dur: o.dur(),
+            dur: o.dur() - wait,
+            wait,
             latency: v.latency as u32,
             stream: si as u32,
             special: special.map(|x| OpSpecial {
                 dep: x.dep,
                 target: x.target,
                 offload: x.offload,
+                not_before: x.not_before,
             }),
             precision: if need_precision {
                 r.precision.of(o) as u8

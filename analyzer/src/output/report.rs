@@ -26,6 +26,11 @@ pub struct Report {
     pub startup: Option<StartupReport>,
     pub devices: Vec<DeviceReport>,
     pub findings: Vec<FindingReport>,
+    /// Findings that save less than half a percent of the step.
+    pub minor: Vec<FindingReport>,
+    /// Every advised fix at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub combined: Option<CombinedReport>,
     pub notes: Vec<String>,
     /// Training or inference, serving engine, graphs, DataLoader.
     pub job: JobContext,
@@ -129,11 +134,35 @@ pub struct FindingReport {
     pub share_pct: f64,
     pub est_saving_ns: i64,
     pub est_step_ns_after: i64,
+    pub assumption: String,
     pub evidence: String,
     pub fix: String,
     /// Whole names of the kernels the evidence cites (shortened there).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CombinedReport {
+    pub est_step_ns_after: i64,
+    pub est_saving_ns: i64,
+    pub assumption: String,
+}
+
+impl FindingReport {
+    fn of(f: &crate::analysis::Finding) -> FindingReport {
+        FindingReport {
+            cause: f.cause.clone(),
+            sub_cause: f.sub_cause.clone(),
+            share_pct: f.share_pct,
+            est_saving_ns: f.est_saving_ns,
+            est_step_ns_after: f.est_step_ns_after,
+            assumption: f.assumption.clone(),
+            evidence: f.evidence.clone(),
+            fix: f.fix.clone(),
+            kernels: f.kernels.clone(),
+        }
+    }
 }
 
 impl Report {
@@ -293,20 +322,13 @@ impl Report {
                 }
             }),
             devices,
-            findings: d
-                .findings
-                .iter()
-                .map(|f| FindingReport {
-                    cause: f.cause.clone(),
-                    sub_cause: f.sub_cause.clone(),
-                    share_pct: f.share_pct,
-                    est_saving_ns: f.est_saving_ns,
-                    est_step_ns_after: f.est_step_ns_after,
-                    evidence: f.evidence.clone(),
-                    fix: f.fix.clone(),
-                    kernels: f.kernels.clone(),
-                })
-                .collect(),
+            findings: d.findings.iter().map(FindingReport::of).collect(),
+            minor: d.minor.iter().map(FindingReport::of).collect(),
+            combined: d.combined.as_ref().map(|c| CombinedReport {
+                est_step_ns_after: c.est_step_ns_after,
+                est_saving_ns: c.est_saving_ns,
+                assumption: c.assumption.clone(),
+            }),
             notes: tl
                 .notes
                 .iter()

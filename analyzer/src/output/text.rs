@@ -352,6 +352,36 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             let _ = writeln!(o, "{}", cut(&line, WIDTH));
             wrap(&mut o, "fix: ", &f.fix);
             wrap(&mut o, "why: ", &f.evidence);
+            wrap(&mut o, "assumes: ", &f.assumption);
+        }
+        if let Some(c) = &r.combined {
+            let saving = 100.0 * c.est_saving_ns as f64 / r.wall_ns.max(1) as f64;
+            let step = if r.steps.count > 0 {
+                format!(
+                    "step {} -> {}",
+                    dur(r.steps.mean_ns),
+                    dur(c.est_step_ns_after)
+                )
+            } else {
+                format!(
+                    "window {} -> {}",
+                    dur(r.wall_ns),
+                    dur(r.wall_ns - c.est_saving_ns)
+                )
+            };
+            let _ = writeln!(
+                o,
+                "    {:<20} {step:<28} saves {saving:.0}%",
+                "all fixes at once"
+            );
+        }
+        if !r.minor.is_empty() {
+            let names: Vec<String> = r
+                .minor
+                .iter()
+                .map(|f| format!("{}/{}", f.cause, f.sub_cause))
+                .collect();
+            wrap(&mut o, "minor (under 0.5% each): ", &names.join(", "));
         }
     } else if r.startup.as_ref().is_some_and(|s| s.all) {
         let _ = writeln!(o, "\nNo steady state: the trace is all start-up.");

@@ -291,7 +291,6 @@ pub fn native() -> (Timeline, Diagnosis) {
         steps: Steps {
             label: String::new(),
             source: StepSource::ProfilerStep,
-            mean_ns: 0,
             dropped: vec![],
             periodic: None,
             steps: vec![
@@ -310,6 +309,7 @@ pub fn native() -> (Timeline, Diagnosis) {
                     outlier: true,
                 },
             ],
+            mean_ns: 20 * MS,
             median_ns: 20 * MS,
             p90_ns: 20 * MS,
         },
@@ -325,6 +325,8 @@ pub fn native() -> (Timeline, Diagnosis) {
         }],
         findings: vec![],
         job: Default::default(),
+        minor: vec![],
+        combined: None,
     };
     (tl, diag)
 }
@@ -382,7 +384,6 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
         steps: Steps {
             label: String::new(),
             source: StepSource::None,
-            mean_ns: 0,
             dropped: vec![],
             periodic: None,
             steps: vec![Step {
@@ -392,6 +393,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
                 launch: 0,
                 outlier: false,
             }],
+            mean_ns: 1000,
             median_ns: 1000,
             p90_ns: 1000,
         },
@@ -442,6 +444,8 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
         ],
         findings: vec![],
         job: Default::default(),
+        minor: vec![],
+        combined: None,
     };
     (tl, diag)
 }
@@ -496,7 +500,6 @@ pub fn small() -> (Timeline, Diagnosis) {
         steps: Steps {
             label: String::new(),
             source: StepSource::Detected,
-            mean_ns: 0,
             dropped: vec![],
             periodic: None,
             steps: vec![Step {
@@ -506,6 +509,7 @@ pub fn small() -> (Timeline, Diagnosis) {
                 launch: 900,
                 outlier: false,
             }],
+            mean_ns: 2700,
             median_ns: 2700,
             p90_ns: 2700,
         },
@@ -528,6 +532,8 @@ pub fn small() -> (Timeline, Diagnosis) {
         }],
         findings: vec![],
         job: Default::default(),
+        minor: vec![],
+        combined: None,
     };
     (tl, diag)
 }

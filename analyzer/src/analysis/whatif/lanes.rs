@@ -3,7 +3,10 @@
 //! in arrays, lane by lane, so that an op is read once and then scheduled in
 //! every lane by one short loop (the replay's hottest code: ops times lanes).
 
-use super::{Change, NONE, SYNC_FLOOR_NS};
+use super::{
+    BATCH_RUN_GAP_NS, BatchClock, Change, FREE_LATENCY_NS, NONE, SYNC_FLOOR_NS, batch_waited,
+    in_burst, is_host_work,
+};
 use crate::analysis::activity::{Act, Seg, Sub};
 use crate::model::{Ns, Precision};
 
@@ -11,7 +14,10 @@ use crate::model::{Ns, Precision};
 /// every group reads it back.
 #[derive(Clone, Copy)]
 pub(super) struct OpFacts {
+    /// Without the wait for peers of a communication kernel.
     pub dur: Ns,
+    /// A communication kernel's estimated wait for its peers.
+    pub wait: Ns,
     /// At most `MAX_LATENCY_NS`.
     pub latency: u32,
     pub stream: u32,
@@ -28,6 +34,8 @@ pub(super) struct OpSpecial {
     /// Slot where this op's new end is kept for others (`NONE` if none).
     pub target: u32,
     pub offload: bool,
+    /// Starts no earlier than this unless dependencies are dropped.
+    pub not_before: Ns,
 }
 
 /// One step of the replay's walk, the same for every lane.
@@ -66,6 +74,11 @@ struct LaneChange {
     /// Kernel time divisor per precision (index `Precision as usize`).
     speed: [f64; 9],
     speed_identity: bool,
+    per_launch: Option<Ns>,
+    drop_host_work: bool,
+    batches: Option<BatchClock>,
+    drop_deps: bool,
+    comm_wait: bool,
 }
 
 impl LaneChange {
@@ -84,20 +97,41 @@ impl LaneChange {
             drop_offload: c.drop_offload,
             speed_identity: speed.iter().all(|&x| x == 1.0),
             speed,
+            per_launch: c.per_launch_ns,
+            drop_host_work: c.drop_host_work,
+            batches: c.batches,
+            drop_deps: c.drop_deps,
+            comm_wait: c.comm_wait,
         }
+    }
+
+    /// Whether op durations or latencies differ from the walk's.
+    fn changes_ops(&self) -> bool {
+        !self.speed_identity || self.drop_deps || self.comm_wait
     }
 
     /// An op's duration under this change.
     #[inline(always)]
     fn dur(&self, op: &OpFacts) -> Ns {
+        let wait = if self.comm_wait { op.wait } else { 0 };
         if self.speed_identity {
-            return op.dur;
+            return op.dur + wait;
         }
         let f = self.speed[op.precision as usize];
         if f == 1.0 && op.dur.unsigned_abs() < 1 << 53 {
-            op.dur
+            op.dur + wait
         } else {
-            (op.dur as f64 / f) as Ns
+            (op.dur as f64 / f) as Ns + wait
+        }
+    }
+
+    /// An op's start latency under this change.
+    #[inline(always)]
+    fn lat(&self, op: &OpFacts) -> Ns {
+        if self.drop_deps {
+            (op.latency as Ns).min(FREE_LATENCY_NS)
+        } else {
+            op.latency as Ns
         }
     }
 }
@@ -124,6 +158,34 @@ struct LaneState {
     seg_start: Ns,
     scale: f64,
     removed: bool,
+    /// Python dispatch in the current segment costs at most this per
+    /// launch (`Change::per_launch_ns`); then `last_dt` is the offset of
+    /// the segment's last launch and `cur` the new time since its start.
+    compress: Option<Ns>,
+    last_dt: Ns,
+    cur: Ns,
+    /// A sync was removed and nothing launched since: the next I/O or
+    /// batch wait still waits for the GPU (removing the sync would not
+    /// have overlapped it).
+    drain: bool,
+    /// When the batch clock's last batch was ready.
+    ready: Ns,
+}
+
+impl LaneState {
+    /// The new time of an instant `dt` into the current segment, when
+    /// compressing; with `advance`, a launch there.
+    #[inline(always)]
+    fn compressed(&mut self, dt: Ns, per: Ns, advance: bool) -> Ns {
+        let step = (dt - self.last_dt).max(0).min(per);
+        if advance {
+            self.cur += step;
+            self.last_dt = self.last_dt.max(dt);
+            self.seg_start + self.cur
+        } else {
+            self.seg_start + self.cur + step
+        }
+    }
 }
 
 /// Lanes followed together, and the segment they are in.
@@ -131,7 +193,13 @@ pub(super) struct Group {
     changes: Vec<LaneChange>,
     /// Some lane changes op durations.
     any_speed: bool,
+    /// Some lane changes op durations or latencies.
+    general: bool,
     seg: Option<Seg>,
+    /// The (original) end of the last wait for a batch.
+    last_data_end: Ns,
+    /// See `super::batch_waited`.
+    pub(super) ranges_wait: bool,
     /// Every lane runs the current segment at its own speed (scale 1), so
     /// no time needs scaling: the common case, worth its own path.
     unit: bool,
@@ -160,11 +228,19 @@ impl Group {
             seg_start: w0,
             scale: 1.0,
             removed: false,
+            compress: None,
+            last_dt: 0,
+            cur: 0,
+            drain: false,
+            ready: Ns::MIN / 4,
         };
         Group {
             any_speed: changes.iter().any(|c| !c.speed_identity),
+            general: changes.iter().any(|c| c.changes_ops()),
             changes,
             seg: None,
+            last_data_end: Ns::MIN / 4,
+            ranges_wait: false,
             unit: true,
             state: vec![start; n],
             out: (0..n).map(|_| Vec::with_capacity(marks)).collect(),
@@ -192,13 +268,19 @@ impl Group {
                         self.schedule(op, |st| st.seg_start + dt);
                     } else {
                         let dt_f = dt as f64;
-                        self.schedule(op, |st| st.seg_start + scaled(dt, dt_f, st.scale));
+                        self.schedule(op, |st| match st.compress {
+                            Some(per) => st.compressed(dt, per, true),
+                            None => st.seg_start + scaled(dt, dt_f, st.scale),
+                        });
                     }
                 }
                 Step::Mark(dt) => {
                     let dt = (*dt).max(0);
-                    for (st, out) in self.state.iter().zip(&mut self.out) {
-                        let at = st.seg_start + scaled(dt, dt as f64, st.scale);
+                    for (st, out) in self.state.iter_mut().zip(&mut self.out) {
+                        let at = match st.compress {
+                            Some(per) => st.compressed(dt, per, false),
+                            None => st.seg_start + scaled(dt, dt as f64, st.scale),
+                        };
                         out.push(at.max(st.done));
                     }
                 }
@@ -228,8 +310,18 @@ impl Group {
 
     fn enter(&mut self, s: &Seg) {
         let len = (s.end - s.start).max(1) as f64;
+        let new_batch = s.act == Act::Data && s.start > self.last_data_end + BATCH_RUN_GAP_NS;
+        let (burst, host_work) = (in_burst(s), is_host_work(s));
+        // A wait the batch was not ready for, or loading in the loop itself:
+        // what the batch clock replaces. A short wait found its batch ready
+        // and keeps its own cost.
+        let waited =
+            (s.act == Act::Data && s.sub == Sub::MAIN_PROCESS) || batch_waited(s, self.ranges_wait);
         for (st, c) in self.state.iter_mut().zip(&self.changes) {
-            st.removed = c.remove[act_index(s.act)];
+            let batch_lane = waited && c.batches.is_some();
+            st.removed =
+                c.remove[act_index(s.act)] || batch_lane || (c.drop_host_work && host_work);
+            st.compress = None;
             st.scale = if st.removed {
                 // A merged CPU segment keeps its launch calls unless those go too.
                 if s.act == Act::Cpu && !c.remove_launch {
@@ -242,20 +334,55 @@ impl Group {
             } else {
                 1.0
             };
+            if !st.removed && burst && c.per_launch.is_some() {
+                st.compress = c.per_launch;
+                st.last_dt = 0;
+                st.cur = 0;
+            }
+            if st.removed && s.act == Act::Sync {
+                st.drain = true;
+            } else if st.drain && !st.removed && matches!(s.act, Act::Io | Act::Data) {
+                st.h = st.h.max(st.done);
+                st.drain = false;
+            }
+            if let (true, Some(b)) = (new_batch, c.batches) {
+                // The next batch is ready one period after the last, the
+                // producers at most `queue` batches ahead; never later
+                // than the recording had it.
+                st.ready = (st.ready + b.period_ns).max(st.h - b.queue as Ns * b.period_ns);
+                if batch_lane {
+                    let cap = if s.sub == Sub::MAIN_PROCESS {
+                        st.h + (s.end - s.start)
+                    } else {
+                        st.h.max(s.end)
+                    };
+                    st.h = st.h.max(st.ready.min(cap));
+                }
+            }
             st.seg_start = st.h;
         }
-        self.unit = self.state.iter().all(|st| st.scale == 1.0);
+        self.unit = self
+            .state
+            .iter()
+            .all(|st| st.scale == 1.0 && st.compress.is_none());
     }
 
     fn leave(&mut self, s: &Seg) {
         let len = (s.end - s.start).max(1);
+        if s.act == Act::Data {
+            self.last_data_end = s.end;
+        }
+        let anchored = batch_waited(s, self.ranges_wait);
         for st in &mut self.state {
-            st.h = if s.act == Act::Sync && !st.removed {
+            st.h = if let Some(per) = st.compress {
+                st.compressed(len, per, true)
+            } else if s.act == Act::Sync && !st.removed {
                 // Waits for everything launched so far, no longer.
                 (st.h + SYNC_FLOOR_NS.min(s.end - s.start)).max(st.done)
-            } else if s.act == Act::Data && !st.removed && s.sub != Sub::MAIN_PROCESS {
-                // Producers run on their own: the batch arrives when it
-                // arrived, however early the consumer starts waiting.
+            } else if anchored && !st.removed {
+                // The batch was not ready: producers run on their own, and
+                // it arrived when they finished it, however early the
+                // consumer starts waiting. (A shorter wait found it ready.)
                 st.h.max(s.end)
             } else if st.scale == 1.0 && len < 1 << 53 {
                 st.h + len
@@ -268,23 +395,25 @@ impl Group {
     /// Schedules `op` in every lane: it starts after its launch and launch
     /// latency, when its stream is free, and after the op it waits for.
     #[inline(always)]
-    fn schedule(&mut self, op: &OpFacts, at: impl Fn(&LaneState) -> Ns) {
+    fn schedule(&mut self, op: &OpFacts, mut at: impl FnMut(&mut LaneState) -> Ns) {
         let n = self.state.len();
         let lat = op.latency as Ns;
         let free = &mut self.stream_free[op.stream as usize * n..][..n];
         match op.special {
-            None if !self.any_speed => {
+            None if !self.general => {
                 for (st, free) in self.state.iter_mut().zip(free) {
                     let end = (at(st) + lat).max(*free) + op.dur;
                     *free = end;
                     st.done = st.done.max(end);
+                    st.drain = false;
                 }
             }
             None => {
                 for ((st, free), c) in self.state.iter_mut().zip(free).zip(&self.changes) {
-                    let end = (at(st) + lat).max(*free) + c.dur(op);
+                    let end = (at(st) + c.lat(op)).max(*free) + c.dur(op);
                     *free = end;
                     st.done = st.done.max(end);
+                    st.drain = false;
                 }
             }
             Some(sp) => {
@@ -295,12 +424,14 @@ impl Group {
                     .zip(&self.changes)
                     .enumerate()
                 {
-                    let after_dep = if sp.dep != NONE {
+                    let after_dep = if c.drop_deps {
+                        Ns::MIN
+                    } else if sp.dep != NONE {
                         self.slot_end[sp.dep as usize * n + l]
                     } else {
-                        Ns::MIN
+                        sp.not_before
                     };
-                    let start = (at(st) + lat).max(*free).max(after_dep);
+                    let start = (at(st) + c.lat(op)).max(*free).max(after_dep);
                     let dur = if c.drop_offload && sp.offload {
                         0
                     } else {
@@ -312,6 +443,7 @@ impl Group {
                         self.slot_end[sp.target as usize * n + l] = end;
                     }
                     st.done = st.done.max(end);
+                    st.drain = false;
                 }
             }
         }

@@ -1,12 +1,19 @@
-//! Which replays the findings need, run in one walk: the base, one per
-//! cause with host time on the critical timeline, and the precision change.
-//! This is the orchestration of the what-ifs; `findings` reads their results.
+//! Which replays the findings need, run in one walk: the base, one per fix
+//! the findings may advise (each modeling that fix at its stated cost), the
+//! precision change, and all of them at once (`combined`). This is the
+//! orchestration of the what-ifs; `findings` reads their results.
+//!
+//! Every estimate is a ratio of two replays over the same marks: the replay
+//! with the fix over the replay without it. The finding's step after is the
+//! mean step times that ratio, and its saving the window times one minus it,
+//! so the two always agree.
 
-use super::{Change, Replay};
+use super::{BatchClock, Change, GRAPH_LAUNCH_NS, Replay, in_burst, is_host_work};
 use crate::analysis::activity::Act;
+use crate::analysis::context::{Context, ThreadRef};
 use crate::analysis::precision::bf16_speedup;
-use crate::analysis::types::{Cause, Steps};
-use crate::model::{Gpu, Ns, Precision};
+use crate::analysis::types::Steps;
+use crate::model::{Gpu, Ns, Precision, Source};
 
 /// The boundaries the replays report: the host-side launch of each step's
 /// first op (a mark also waits for the GPU work launched before it) and the
@@ -21,78 +28,307 @@ pub fn step_marks(steps: &Steps, (w0, w1): (Ns, Ns)) -> Vec<Ns> {
     }
 }
 
-/// The host activities a cause's fix removes (none for `Other`).
-fn removed_by(c: Cause) -> &'static [Act] {
-    match c {
-        Cause::Data => &[Act::Data],
-        Cause::Io => &[Act::Io],
-        Cause::Cpu => &[Act::Cpu],
-        Cause::Memory => &[Act::Memory],
-        Cause::Sync => &[Act::Sync],
-        Cause::Transfer => &[Act::Transfer],
-        Cause::Launch => &[Act::Launch],
-        Cause::Other => &[],
+/// The fixes the what-ifs model, one replay lane each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fix {
+    /// More DataLoader workers at the measured cost per batch.
+    Data,
+    /// Reads served from RAM.
+    Io,
+    /// CUDA graphs or torch.compile: Python dispatch at a per-launch cost.
+    CpuPython,
+    /// Host work outside launch bursts moved off the loop.
+    HostWork,
+    /// Allocator calls and offload copies out of the steady state.
+    Memory,
+    /// The blocking sync removed.
+    Sync,
+    /// Pinned, asynchronous copies.
+    Transfer,
+    /// Fused or graph-launched kernels.
+    Launch,
+    /// Cross-stream waits removed.
+    Other,
+    /// GEMMs in BF16 (FP16 before Ampere).
+    Precision,
+    /// Collectives without the wait for peers.
+    Comm,
+}
+
+impl Fix {
+    pub const ALL: [Fix; 11] = [
+        Fix::Data,
+        Fix::Io,
+        Fix::CpuPython,
+        Fix::HostWork,
+        Fix::Memory,
+        Fix::Sync,
+        Fix::Transfer,
+        Fix::Launch,
+        Fix::Other,
+        Fix::Precision,
+        Fix::Comm,
+    ];
+
+    pub fn index(self) -> usize {
+        self as usize
     }
 }
 
-/// Replay results: without change, without each cause, and with BF16 GEMMs.
+/// The data what-if's model: more workers at the measured cost per batch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DataModel {
+    /// Workers in the recording (0: the main process loads its batches;
+    /// None: the trace does not show them).
+    pub workers: Option<usize>,
+    /// Workers assumed by the fix (None: twice as many as recorded).
+    pub workers_after: Option<usize>,
+    /// CPU time per batch (main process), or the batch interval recorded.
+    pub cost_per_batch_ns: Ns,
+    pub clock: BatchClock,
+}
+
+/// Batches the DataLoader keeps in flight per worker (its default
+/// prefetch_factor).
+const PREFETCH: u32 = 2;
+
+impl DataModel {
+    /// The model for the batch waits on the critical host timeline, if
+    /// there are enough to measure a cost.
+    fn measure(cx: &Context, r: &Replay, launcher: ThreadRef) -> Option<DataModel> {
+        let waits = r.batch_waits();
+        let total: Ns = waits.iter().map(|w| w.1 - w.0).sum();
+        let main: Ns = waits.iter().filter(|w| w.2).map(|w| w.1 - w.0).sum();
+        if waits.is_empty() {
+            return None;
+        }
+        if 2 * main >= total {
+            // Loaded in the main process: each batch costs its loading time;
+            // workers would load them in the background.
+            let n = waits.iter().filter(|w| w.2).count().max(1) as Ns;
+            let cost = main / n;
+            let after = 4;
+            return Some(DataModel {
+                workers: Some(0),
+                workers_after: Some(after),
+                cost_per_batch_ns: cost,
+                clock: BatchClock {
+                    period_ns: cost / after as Ns,
+                    queue: PREFETCH * after as u32,
+                },
+            });
+        }
+        if waits.len() < 2 {
+            return None;
+        }
+        // Producers finish a batch every `interval` (when they are behind);
+        // each worker then spends workers x interval per batch.
+        let interval = (waits[waits.len() - 1].1 - waits[0].1) / (waits.len() - 1) as Ns;
+        let workers = match cx.tl.source {
+            Source::Kineto => None,
+            _ => Some(cx.producers(launcher.0, launcher.1).len()).filter(|&n| n > 0),
+        };
+        let (after, period) = match workers {
+            Some(n) => {
+                let after = (2 * n).max(4);
+                (Some(after), interval * n as Ns / after as Ns)
+            }
+            None => (None, interval / 2),
+        };
+        Some(DataModel {
+            workers,
+            workers_after: after,
+            cost_per_batch_ns: workers.map_or(interval, |n| interval * n as Ns),
+            clock: BatchClock {
+                period_ns: period.max(1),
+                queue: PREFETCH * after.unwrap_or(4) as u32,
+            },
+        })
+    }
+}
+
+type Lane = (Vec<Ns>, Ns);
+
+/// Replay results.
 pub struct Replays {
-    pub base: (Vec<Ns>, Ns),
-    /// Indexed by `Cause::index()`; None where the replay would equal `base`
-    /// (nothing of that cause on the critical host timeline).
-    pub by_cause: [Option<(Vec<Ns>, Ns)>; 8],
-    pub precision: Option<(Vec<Ns>, Ns)>,
+    /// Without change (communication kernels at their transfer time).
+    pub base: Lane,
+    /// As recorded: communication kernels with their wait for peers; None
+    /// when none waited (then it equals `base`).
+    pub full: Option<Lane>,
+    /// Indexed by `Fix::index()`; None where nothing of that fix is on the
+    /// critical host timeline (the replay would equal `base`).
+    pub by_fix: [Option<Lane>; 11],
+    /// Every fix at once.
+    pub combined: Lane,
+    pub data: Option<DataModel>,
+}
+
+/// The length the marks of a lane span.
+fn span(l: &Lane) -> f64 {
+    let v = &l.0;
+    (v.last().copied().unwrap_or(0) - v.first().copied().unwrap_or(0)).max(1) as f64
 }
 
 impl Replays {
+    /// The what-if ratio of a fix: its replay over the replay without it
+    /// (at most 1); 1 when nothing of it is on the critical timeline.
+    pub fn ratio(&self, fix: Fix) -> f64 {
+        let r = match (fix, &self.full) {
+            (Fix::Comm, Some(full)) => span(&self.base) / span(full),
+            (Fix::Comm, None) => 1.0,
+            _ => self.by_fix[fix.index()]
+                .as_ref()
+                .map_or(1.0, |l| span(l) / span(&self.base)),
+        };
+        r.clamp(0.0, 1.0)
+    }
+
+    /// The ratio of every fix at once, against the recording.
+    pub fn combined_ratio(&self) -> f64 {
+        let base = self.full.as_ref().unwrap_or(&self.base);
+        (span(&self.combined) / span(base)).clamp(0.0, 1.0)
+    }
+
     /// Replays every change a finding may need, in one walk over the ops:
     /// this runs while the idle time is still being attributed, before the
-    /// findings (and so the causes worth a replay) are known. Causes with
-    /// nothing on the critical host timeline replay as the base does, and are
-    /// not walked.
+    /// findings (and so the causes worth a replay) are known. Fixes with
+    /// nothing on the critical host timeline replay as the base does, and
+    /// are not walked.
     pub fn run(
+        cx: &Context,
         r: &Replay,
+        launcher: ThreadRef,
         marks: &[Ns],
         gpu: &Gpu,
         busy_by_precision: &[(Precision, Ns)],
     ) -> Replays {
         let present = r.present();
-        let causes: Vec<Cause> = Cause::ALL
-            .into_iter()
-            .filter(|&c| c != Cause::Other && present(removed_by(c), c == Cause::Memory))
-            .collect();
+        let data = DataModel::measure(cx, r, launcher);
         let prec = precision_speedups(gpu, busy_by_precision);
         let speedup = |p: Precision| match (&prec, p) {
             (Some(x), Precision::Fp32) => x.0,
             (Some(x), Precision::Tf32) => x.1,
             _ => 1.0,
         };
-        let mut changes: Vec<Change> = vec![Change::none()];
-        for &c in &causes {
-            changes.push(Change {
-                remove: removed_by(c),
-                drop_offload: c == Cause::Memory,
-                speedup: &|_| 1.0,
-            });
-        }
-        if prec.is_some() {
-            changes.push(Change {
-                remove: &[],
-                drop_offload: false,
-                speedup: &speedup,
-            });
-        }
-        let refs: Vec<&Change> = changes.iter().collect();
+        let fix_change = |f: Fix| -> Option<Change> {
+            let none = Change::none();
+            let c = match f {
+                Fix::Data if data.is_some() => Change {
+                    batches: data.map(|d| d.clock),
+                    ..none
+                },
+                Fix::Data => Change {
+                    remove: &[Act::Data],
+                    ..none
+                },
+                Fix::Io => Change {
+                    remove: &[Act::Io],
+                    ..none
+                },
+                Fix::CpuPython => Change {
+                    per_launch_ns: Some(GRAPH_LAUNCH_NS),
+                    ..none
+                },
+                Fix::HostWork => Change {
+                    drop_host_work: true,
+                    ..none
+                },
+                Fix::Memory => Change {
+                    remove: &[Act::Memory],
+                    drop_offload: true,
+                    ..none
+                },
+                Fix::Sync => Change {
+                    remove: &[Act::Sync],
+                    ..none
+                },
+                Fix::Transfer => Change {
+                    remove: &[Act::Transfer],
+                    ..none
+                },
+                Fix::Launch => Change {
+                    remove: &[Act::Launch],
+                    ..none
+                },
+                Fix::Other => Change {
+                    remove: &[Act::Wait],
+                    drop_deps: true,
+                    ..none
+                },
+                Fix::Precision => Change {
+                    speedup: &speedup,
+                    ..none
+                },
+                Fix::Comm => Change {
+                    comm_wait: true,
+                    ..none
+                },
+            };
+            let on = match f {
+                Fix::Data => present(&[Act::Data], false),
+                Fix::Io => present(&[Act::Io], false),
+                Fix::CpuPython => r.has_segment(in_burst),
+                Fix::HostWork => r.has_segment(is_host_work),
+                Fix::Memory => present(&[Act::Memory], true),
+                Fix::Sync => present(&[Act::Sync], false),
+                Fix::Transfer => present(&[Act::Transfer], false),
+                Fix::Launch => present(&[Act::Launch], false),
+                Fix::Other => true,
+                Fix::Precision => prec.is_some(),
+                Fix::Comm => r.comm_waits(),
+            };
+            on.then_some(c)
+        };
+        let fixes: Vec<(Fix, Change)> = Fix::ALL
+            .into_iter()
+            .filter_map(|f| fix_change(f).map(|c| (f, c)))
+            .collect();
+        let combined = Change {
+            remove: if data.is_some() {
+                &[
+                    Act::Io,
+                    Act::Memory,
+                    Act::Sync,
+                    Act::Transfer,
+                    Act::Launch,
+                    Act::Wait,
+                ]
+            } else {
+                &[
+                    Act::Data,
+                    Act::Io,
+                    Act::Memory,
+                    Act::Sync,
+                    Act::Transfer,
+                    Act::Launch,
+                    Act::Wait,
+                ]
+            },
+            drop_offload: true,
+            speedup: &speedup,
+            per_launch_ns: Some(GRAPH_LAUNCH_NS),
+            drop_host_work: true,
+            batches: data.map(|d| d.clock),
+            drop_deps: true,
+            comm_wait: false,
+        };
+        let base = Change::none();
+        let mut refs: Vec<&Change> = vec![&base, &combined];
+        refs.extend(fixes.iter().map(|(_, c)| c));
         let mut out = r.run_all(&refs, marks).into_iter();
         let base = out.next().expect("the base lane");
-        let mut by_cause: [Option<(Vec<Ns>, Ns)>; 8] = Default::default();
-        for c in causes {
-            by_cause[c.index()] = out.next();
+        let combined = out.next().expect("the combined lane");
+        let mut by_fix: [Option<Lane>; 11] = Default::default();
+        for (f, _) in &fixes {
+            by_fix[f.index()] = out.next();
         }
         Replays {
             base,
-            by_cause,
-            precision: out.next(),
+            full: by_fix[Fix::Comm.index()].take(),
+            by_fix,
+            combined,
+            data,
         }
     }
 }

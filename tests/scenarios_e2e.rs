@@ -149,7 +149,12 @@ fn check_estimate(scenario: &str, cause: &str, sub: &str) {
 
 /// `check_estimate`, started as `wrap` says; returns the reports of the run
 /// to fix and of the fixed run. Step times are GPU-side means.
-fn check_estimate_with(scenario: &str, cause: &str, sub: Option<&str>, wrap: Wrap) -> (Value, Value) {
+fn check_estimate_with(
+    scenario: &str,
+    cause: &str,
+    sub: Option<&str>,
+    wrap: Wrap,
+) -> (Value, Value) {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = disk_tempdir();
     let slow = run_with(tmp.path(), scenario, false, wrap);

@@ -8,7 +8,7 @@ use super::findings::Inputs;
 use super::job::{JobContext, Mode};
 use super::kernels::short_name;
 use super::precision;
-use super::types::{Cause, Finding};
+use super::types::Cause;
 use crate::model::{Ns, Precision, SpanKind};
 
 pub fn secs(ns: Ns) -> String {
@@ -209,9 +209,7 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                 ),
                 "host-work" => (
                     format!("{who} ran long CPU stretches without launching GPU work while the GPU idled"),
-                    "move this work off the training loop: preprocessing into DataLoader workers, logging and \
-                     metrics every N steps or on a background thread"
-                        .to_string(),
+                    host_work_fix(job),
                 ),
                 _ => (
                     format!("{who} computed on the CPU between launches while the GPU idled"),
@@ -284,6 +282,23 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
             },
             "check cross-stream dependencies (events, collectives) and overlap them with compute".to_string(),
         ),
+    }
+}
+
+/// The fix for long host work between launch bursts, for this kind of job.
+fn host_work_fix(job: &JobContext) -> String {
+    if job.inference() {
+        "move this work out of the inference loop: prepare inputs ahead on a background thread or in \
+         another process, and log every N requests"
+            .to_string()
+    } else if job.dataloader {
+        "move this work off the training loop: preprocessing into DataLoader workers, logging and \
+         metrics every N steps or on a background thread"
+            .to_string()
+    } else {
+        "move this work off the loop: precompute it, or do it on a background thread or in another \
+         process; log and compute metrics every N steps"
+            .to_string()
     }
 }
 
@@ -416,15 +431,8 @@ fn top_gemm_kernels(i: &Inputs, n: usize) -> Vec<String> {
 
 /// The precision finding's evidence, fix and the kernels it cites (whole
 /// names; the evidence shortens them): the FP32/TF32 split, the top kernels,
-/// and the speed-ups assumed (`why32`, `why_tf`).
-pub fn precision(
-    i: &Inputs,
-    fp32: Ns,
-    tf32: Ns,
-    kernels: Ns,
-    why32: &str,
-    why_tf: &str,
-) -> (String, String, Vec<String>) {
+/// (the speed-ups assumed are the finding's `assumption`).
+pub fn precision(i: &Inputs, fp32: Ns, tf32: Ns, kernels: Ns) -> (String, String, Vec<String>) {
     let get = |p: Precision| {
         i.busy_by_precision
             .iter()
@@ -437,18 +445,12 @@ pub fn precision(
     let arch = Arch::of(i.gpu);
     let evidence = format!(
         "{:.0}% of kernel time in FP32 GEMM/conv and {:.0}% in TF32 ({}), {:.0}% in BF16/FP16 tensor cores \
-         on {}; assumed: {}{}",
+         on {}",
         100.0 * fp32 as f64 / kernels as f64,
         100.0 * tf32 as f64 / kernels as f64,
         names.join(", "),
         100.0 * bf16 as f64 / kernels as f64,
         arch.name(),
-        if fp32 > 0 { why32 } else { "" },
-        if tf32 > 0 {
-            format!("; {why_tf}")
-        } else {
-            String::new()
-        },
     );
     let from = if fp32 >= tf32 {
         Precision::Fp32
@@ -462,43 +464,28 @@ pub fn precision(
 }
 
 /// The FP8 option where GEMMs already run in BF16/FP16 on a GPU with FP8
-/// (Hopper, Blackwell, MI300): a finding of its own, with its own assumption.
-/// It has no replay: the saving is the GEMM time the assumed speed-up removes.
-pub fn fp8_option(i: &Inputs, wall: Ns, measured_step: Ns) -> Option<Finding> {
+/// (Hopper, Blackwell, MI300): its share of the window, evidence and fix
+/// (the saving comes from the FP8 replay lane).
+pub fn fp8_option(i: &Inputs, wall: Ns) -> Option<(f64, String, String)> {
     let get = |p: Precision| {
         i.busy_by_precision
             .iter()
             .find(|x| x.0 == p)
             .map_or(0, |x| x.1)
     };
-    if get(Precision::Fp32) + get(Precision::Tf32) > 0 || get(Precision::Fp8) > 0 {
-        return None;
-    }
     let half = get(Precision::Bf16) + get(Precision::Fp16);
     let share = 100.0 * half as f64 / wall.max(1) as f64;
-    if share < 10.0 {
-        return None;
-    }
     let arch = Arch::of(i.gpu);
     let f = precision::fix(Precision::Bf16, arch, i.job.inference())?;
-    let saving = (half as f64 * (1.0 - 1.0 / f.speedup)) as Ns;
-    let after = measured_step - (measured_step as f64 * saving as f64 / wall.max(1) as f64) as Ns;
-    Some(Finding {
-        cause: "precision".into(),
-        sub_cause: "fp8".into(),
-        share_pct: (share * 100.0).round() / 100.0,
-        step_share_pct: (share * 100.0).round() / 100.0,
-        est_saving_ns: saving,
-        est_step_ns_after: after,
-        evidence: format!(
+    Some((
+        share,
+        format!(
             "{share:.0}% of the window in BF16/FP16 GEMM/conv on {}, which runs FP8 at twice the \
-             BF16 rate; assumed: {}",
-            arch.name(),
-            f.assumption
+             BF16 rate",
+            arch.name()
         ),
-        fix: f.fix,
-        ..Finding::default()
-    })
+        f.fix,
+    ))
 }
 
 /// The comm finding's evidence and fix, from one rank (so the wait is an

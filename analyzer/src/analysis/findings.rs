@@ -155,7 +155,9 @@ pub fn build(i: &Inputs) -> Built {
             );
         }
     }
-    out.extend(advice::fp8_option(i, wall, mean_step));
+    if let Some(f) = fp8_finding(i, wall, mean_step) {
+        out.push(f);
+    }
     if let Some(f) = precision_finding(i, wall, mean_step) {
         out.push(f);
     }
@@ -272,6 +274,13 @@ fn assumption(i: &Inputs, fix: Fix) -> String {
              is free ({} start latency); an upper bound, as real dependencies stay",
             secs(super::whatif::FREE_LATENCY_NS)
         ),
+        Fix::Fp8 => crate::analysis::precision::fix(
+            Precision::Bf16,
+            crate::analysis::arch::Arch::of(i.gpu),
+            i.job.inference(),
+        )
+        .map(|f| f.assumption)
+        .unwrap_or_default(),
         Fix::Precision => {
             let get = |p: Precision| {
                 i.busy_by_precision
@@ -324,6 +333,27 @@ fn comm_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
     })
 }
 
+/// FP8 as an option where BF16 is in use already (its replay is the FP8
+/// lane; `whatif::replays::fp8_speedup` says where it applies).
+fn fp8_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
+    let r = i.replays?;
+    r.by_fix[Fix::Fp8.index()].as_ref()?;
+    let (saving, after) = estimate(r.ratio(Fix::Fp8), wall, mean_step);
+    let (share, evidence, fix) = advice::fp8_option(i, wall)?;
+    Some(Finding {
+        cause: "precision".into(),
+        sub_cause: "fp8".into(),
+        share_pct: round2(share),
+        step_share_pct: round2(share),
+        est_saving_ns: saving,
+        est_step_ns_after: after,
+        assumption: assumption(i, Fix::Fp8),
+        evidence,
+        fix,
+        kernels: Vec::new(),
+    })
+}
+
 fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
     let get = |p: Precision| {
         i.busy_by_precision
@@ -337,8 +367,8 @@ fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
         return None;
     }
     let cc = i.gpu;
-    let (s32, why32) = bf16_speedup(Precision::Fp32, cc);
-    let (s_tf, why_tf) = bf16_speedup(Precision::Tf32, cc);
+    let (s32, _) = bf16_speedup(Precision::Fp32, cc);
+    let (s_tf, _) = bf16_speedup(Precision::Tf32, cc);
     let ratio = match i.replays {
         Some(r) if i.att.launcher.is_some() => r.ratio(Fix::Precision),
         // No replay possible: the GEMM time saved, directly.
@@ -352,7 +382,7 @@ fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
     if share < MIN_SHARE_PCT {
         return None;
     }
-    let (evidence, fix, kernels) = advice::precision(i, fp32, tf32, kernels, &why32, &why_tf);
+    let (evidence, fix, kernels) = advice::precision(i, fp32, tf32, kernels);
     Some(Finding {
         cause: "precision".into(),
         sub_cause: if fp32 >= tf32 {

@@ -694,6 +694,11 @@ impl<'r, 'a> Walk<'r, 'a> {
             } else if let Some(s) = self.next_segment() {
                 out.push(Step::Enter(s));
                 self.current = Some(s);
+            } else if self.mi < self.marks.len() {
+                // Marks at or past the window's end (the last step ends
+                // there), before the ops launched after it.
+                out.push(Step::Mark(0));
+                self.mi += 1;
             } else if let Some(o) = self.next {
                 let op = self.ops.facts(r, o, self.need_precision);
                 out.push(Step::After((o.anchor - r.window.1).max(0), op));

@@ -170,6 +170,11 @@ struct LaneState {
     drain: bool,
     /// When the batch clock's last batch was ready.
     ready: Ns,
+    /// The last mark waits for the start of the next op this lane
+    /// schedules (`mark_at` once it has one): a step begins when its first
+    /// op starts on the GPU, not when the host gets there.
+    awaiting: bool,
+    mark_at: Option<Ns>,
 }
 
 impl LaneState {
@@ -207,6 +212,8 @@ pub(super) struct Group {
     state: Vec<LaneState>,
     /// New times of the marks so far, per lane.
     out: Vec<Vec<Ns>>,
+    /// How many marks there are: the last one ends the last step.
+    marks: usize,
     /// Per stream or slot, then lane (index = stream * lanes + lane).
     stream_free: Vec<Ns>,
     slot_end: Vec<Ns>,
@@ -233,6 +240,8 @@ impl Group {
             cur: 0,
             drain: false,
             ready: Ns::MIN / 4,
+            awaiting: false,
+            mark_at: None,
         };
         Group {
             any_speed: changes.iter().any(|c| !c.speed_identity),
@@ -244,6 +253,7 @@ impl Group {
             unit: true,
             state: vec![start; n],
             out: (0..n).map(|_| Vec::with_capacity(marks)).collect(),
+            marks,
             stream_free: vec![w0; streams * n],
             slot_end: vec![Ns::MIN; slots * n],
         }
@@ -276,12 +286,22 @@ impl Group {
                 }
                 Step::Mark(dt) => {
                     let dt = (*dt).max(0);
+                    self.settle_marks();
+                    let last = self.out.first().is_some_and(|o| o.len() + 1 >= self.marks);
                     for (st, out) in self.state.iter_mut().zip(&mut self.out) {
+                        if last {
+                            // The last step ends when the work launched
+                            // before its end is done.
+                            out.push(st.done);
+                            continue;
+                        }
                         let at = match st.compress {
                             Some(per) => st.compressed(dt, per, false),
                             None => st.seg_start + scaled(dt, dt as f64, st.scale),
                         };
+                        // Kept if no op follows.
                         out.push(at.max(st.done));
+                        st.awaiting = true;
                     }
                 }
                 Step::Leave => {
@@ -296,7 +316,8 @@ impl Group {
 
     /// Each lane's replayed mark times (the marks not reached wait for the
     /// end), and the end of its replay.
-    pub(super) fn finish(self, marks: usize) -> Vec<(Vec<Ns>, Ns)> {
+    pub(super) fn finish(mut self, marks: usize) -> Vec<(Vec<Ns>, Ns)> {
+        self.settle_marks();
         self.out
             .into_iter()
             .zip(&self.state)
@@ -306,6 +327,16 @@ impl Group {
                 (out, end)
             })
             .collect()
+    }
+
+    /// Gives the last mark of each lane the start of the op that followed it.
+    fn settle_marks(&mut self) {
+        for (st, out) in self.state.iter_mut().zip(&mut self.out) {
+            st.awaiting = false;
+            if let (Some(t), Some(m)) = (st.mark_at.take(), out.last_mut()) {
+                *m = t;
+            }
+        }
     }
 
     fn enter(&mut self, s: &Seg) {
@@ -402,7 +433,12 @@ impl Group {
         match op.special {
             None if !self.general => {
                 for (st, free) in self.state.iter_mut().zip(free) {
-                    let end = (at(st) + lat).max(*free) + op.dur;
+                    let start = (at(st) + lat).max(*free);
+                    if st.awaiting {
+                        st.awaiting = false;
+                        st.mark_at = Some(start);
+                    }
+                    let end = start + op.dur;
                     *free = end;
                     st.done = st.done.max(end);
                     st.drain = false;
@@ -410,7 +446,12 @@ impl Group {
             }
             None => {
                 for ((st, free), c) in self.state.iter_mut().zip(free).zip(&self.changes) {
-                    let end = (at(st) + c.lat(op)).max(*free) + c.dur(op);
+                    let start = (at(st) + c.lat(op)).max(*free);
+                    if st.awaiting {
+                        st.awaiting = false;
+                        st.mark_at = Some(start);
+                    }
+                    let end = start + c.dur(op);
                     *free = end;
                     st.done = st.done.max(end);
                     st.drain = false;
@@ -432,6 +473,10 @@ impl Group {
                         sp.not_before
                     };
                     let start = (at(st) + c.lat(op)).max(*free).max(after_dep);
+                    if st.awaiting {
+                        st.awaiting = false;
+                        st.mark_at = Some(start);
+                    }
                     let dur = if c.drop_offload && sp.offload {
                         0
                     } else {

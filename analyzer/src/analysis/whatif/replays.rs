@@ -51,12 +51,14 @@ pub enum Fix {
     Other,
     /// GEMMs in BF16 (FP16 before Ampere).
     Precision,
+    /// BF16/FP16 GEMMs in FP8, where the architecture has it (an option).
+    Fp8,
     /// Collectives without the wait for peers.
     Comm,
 }
 
 impl Fix {
-    pub const ALL: [Fix; 11] = [
+    pub const ALL: [Fix; 12] = [
         Fix::Data,
         Fix::Io,
         Fix::CpuPython,
@@ -67,6 +69,7 @@ impl Fix {
         Fix::Launch,
         Fix::Other,
         Fix::Precision,
+        Fix::Fp8,
         Fix::Comm,
     ];
 
@@ -158,7 +161,7 @@ pub struct Replays {
     pub full: Option<Lane>,
     /// Indexed by `Fix::index()`; None where nothing of that fix is on the
     /// critical host timeline (the replay would equal `base`).
-    pub by_fix: [Option<Lane>; 11],
+    pub by_fix: [Option<Lane>; 12],
     /// Every fix at once.
     pub combined: Lane,
     pub data: Option<DataModel>,
@@ -211,6 +214,13 @@ impl Replays {
             (Some(x), Precision::Tf32) => x.1,
             _ => 1.0,
         };
+        let fp8 = fp8_speedup(gpu, busy_by_precision);
+        let fp8_speed = |p: Precision| match (fp8, p) {
+            (Some(x), Precision::Bf16 | Precision::Fp16) => x,
+            _ => 1.0,
+        };
+        // Every fix at once: FP8 only applies where nothing is left in FP32.
+        let all_speed = |p: Precision| speedup(p) * fp8_speed(p);
         let fix_change = |f: Fix| -> Option<Change> {
             let none = Change::none();
             let c = match f {
@@ -260,6 +270,10 @@ impl Replays {
                     speedup: &speedup,
                     ..none
                 },
+                Fix::Fp8 => Change {
+                    speedup: &fp8_speed,
+                    ..none
+                },
                 Fix::Comm => Change {
                     comm_wait: true,
                     ..none
@@ -276,6 +290,7 @@ impl Replays {
                 Fix::Launch => present(&[Act::Launch], false),
                 Fix::Other => true,
                 Fix::Precision => prec.is_some(),
+                Fix::Fp8 => fp8.is_some(),
                 Fix::Comm => r.comm_waits(),
             };
             on.then_some(c)
@@ -306,7 +321,7 @@ impl Replays {
                 ]
             },
             drop_offload: true,
-            speedup: &speedup,
+            speedup: &all_speed,
             per_launch_ns: Some(GRAPH_LAUNCH_NS),
             drop_host_work: true,
             batches: data.map(|d| d.clock),
@@ -319,7 +334,7 @@ impl Replays {
         let mut out = r.run_all(&refs, marks).into_iter();
         let base = out.next().expect("the base lane");
         let combined = out.next().expect("the combined lane");
-        let mut by_fix: [Option<Lane>; 11] = Default::default();
+        let mut by_fix: [Option<Lane>; 12] = Default::default();
         for (f, _) in &fixes {
             by_fix[f.index()] = out.next();
         }
@@ -331,6 +346,30 @@ impl Replays {
             data,
         }
     }
+}
+
+/// The assumed speed-up of BF16/FP16 GEMM time moved to FP8, where that is
+/// the next step: nothing left in FP32/TF32 and FP8 not in use yet, on an
+/// architecture that runs FP8 faster, with at least a tenth of the kernel
+/// time in BF16/FP16 GEMMs.
+pub fn fp8_speedup(gpu: &Gpu, busy_by_precision: &[(Precision, Ns)]) -> Option<f64> {
+    let get = |p: Precision| {
+        busy_by_precision
+            .iter()
+            .find(|x| x.0 == p)
+            .map_or(0, |x| x.1)
+    };
+    let kernels: Ns = busy_by_precision.iter().map(|x| x.1).sum();
+    let half = get(Precision::Bf16) + get(Precision::Fp16);
+    if get(Precision::Fp32) + get(Precision::Tf32) > 0
+        || get(Precision::Fp8) > 0
+        || kernels == 0
+        || half * 10 < kernels
+    {
+        return None;
+    }
+    crate::analysis::precision::fix(Precision::Bf16, crate::analysis::arch::Arch::of(gpu), false)
+        .map(|f| f.speedup)
 }
 
 /// The assumed speed-ups of FP32 and TF32 GEMM time when moved to BF16, if

@@ -658,8 +658,9 @@ impl Replay {
                 }
                 let (anchor, latency) = match cx.launch_of(o) {
                     Some((_, span)) => {
-                        let ready = span.ts.max(prev_end);
-                        (span.ts, (o.start - ready).clamp(0, MAX_LATENCY_NS))
+                        let ts = super::whatif::launch_time(span);
+                        let ready = ts.max(prev_end);
+                        (ts, (o.start - ready).clamp(0, MAX_LATENCY_NS))
                     }
                     None => (o.start, 0),
                 };

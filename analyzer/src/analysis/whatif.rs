@@ -778,6 +778,8 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
             win_idx.push(i as u32);
         }
         let pos = out.launch.len() as u32;
+        // The op is enqueued when its call returns from a slow launch.
+        let launch_ts = launch.map(|(t, s)| launch_time(&spans[t as usize][s as usize]));
         out.launch.push(match launch_ts {
             None => NO_LAUNCH,
             Some(ts) => {
@@ -902,6 +904,20 @@ pub fn comm_wait_total(cx: &Context, g: &Gpu) -> Ns {
         .map(|o| comm_wait(&table, o))
         .sum()
 }
+
+/// When a launch call enqueued its op: its start, or, for a call longer
+/// than `SLOW_LAUNCH_NS` (lazy module loading, JIT), its end.
+#[inline]
+pub(crate) fn launch_time(span: &HostSpan) -> Ns {
+    if span.dur > SLOW_LAUNCH_NS {
+        span.ts + span.dur
+    } else {
+        span.ts
+    }
+}
+
+/// See `launch_time`.
+const SLOW_LAUNCH_NS: Ns = 1_000_000;
 
 #[inline]
 fn anchor_latency(o: &GpuOp, prev_end: Ns, w0: Ns, launch_ts: Option<Ns>) -> (Ns, Ns) {

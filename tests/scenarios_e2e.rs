@@ -329,7 +329,7 @@ fn k_main_thread_loading_batches_is_data_first() {
 }
 
 /// (iv) Workers that keep up, and a main thread bound by Python dispatch
-/// (100 us before each of 200 kernels of 150 us). The cpu/python what-if
+/// (150 us before each of 200 kernels of 100 us). The cpu/python what-if
 /// (3 us per launch) matches the run whose dispatch costs 3 us; the batch
 /// waits (the batches were ready) claim nothing.
 #[test]

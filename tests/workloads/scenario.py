@@ -105,7 +105,7 @@ def gpu_work(g, kernels, ns, kname=BF16):
 
 # Python dispatch before each launch in eager mode, and what CUDA graphs or
 # torch.compile leave of it (the analyzer's cpu/python what-if assumes 3 us).
-DISPATCH_S = 0.0001
+DISPATCH_S = 0.00015
 GRAPHED_S = 0.000003
 SINGLE = b"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 MULTI = b"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
@@ -169,7 +169,7 @@ def main():
         for _ in range(4):
             q.get()  # warm-up batches, outside the steps
     if name == "dispatch":
-        # Workers that keep up: a batch every 1 ms for a step of ~40 ms.
+        # Workers that keep up: a batch every 1 ms for a step of ~35 ms.
         q, workers = start_workers(2, STEPS + 2, 0.002, 4)
         q.get()
     if name == "memory":
@@ -223,12 +223,12 @@ def main():
                 g.range_push(SINGLE)
                 burn(0.04)
             g.range_pop()
-            dispatched(g, 100, MS // 2, DISPATCH_S / 4)
+            dispatched(g, 100, MS // 2, DISPATCH_S / 6)
         elif name == "dispatch":
             g.range_push(MULTI)
             q.get()
             g.range_pop()
-            dispatched(g, 200, 150_000, GRAPHED_S if fixed else DISPATCH_S)
+            dispatched(g, 200, 100_000, GRAPHED_S if fixed else DISPATCH_S)
         elif name == "startup":
             # A new kernel every 4th step, whose first launch loads its
             # module for 150 ms (lazy loading): the GPU finishes the work

@@ -64,12 +64,15 @@ fn capped(ratio: f64, idle: Ns, wall: Ns) -> f64 {
 /// too (a sync at 2% of the DLRM step claimed 14%), so those save at most
 /// their own idle time, which attribution already gives the host work after
 /// a sync that would overlap; graphs save at most the dispatch and launch
-/// idle time.
+/// idle time (not slow launch calls: module loading stays).
 fn cap_of(i: &Inputs, fix: Fix, idle: Ns) -> Ns {
     let by = |c: Cause| i.att.idle_by_cause[c.index()];
     match fix {
         Fix::Sync | Fix::Other => idle,
-        Fix::CpuPython => idle + by(Cause::Launch),
+        Fix::CpuPython => {
+            let slow = i.ev.by_label.get(&(Cause::Launch, "slow-call")).copied();
+            idle + by(Cause::Launch) - slow.unwrap_or(0)
+        }
         _ => i.att.idle_by_cause.iter().sum(),
     }
 }

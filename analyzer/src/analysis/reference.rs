@@ -606,6 +606,9 @@ struct OpInfo {
     /// A collective late with no other stream's op to explain it: its
     /// recorded start.
     pinned: Option<Ns>,
+    /// Another op late with nothing in the trace to explain it: by how
+    /// much after it was ready.
+    extra: Ns,
     /// A communication kernel.
     comm: bool,
 }
@@ -658,8 +661,9 @@ impl Replay {
                 }
                 let (anchor, latency) = match cx.launch_of(o) {
                     Some((_, span)) => {
-                        let ready = span.ts.max(prev_end);
-                        (span.ts, (o.start - ready).clamp(0, MAX_LATENCY_NS))
+                        let ts = super::whatif::launch_time(span);
+                        let ready = ts.max(prev_end);
+                        (ts, (o.start - ready).clamp(0, MAX_LATENCY_NS))
                     }
                     None => (o.start, 0),
                 };
@@ -675,6 +679,7 @@ impl Replay {
                     precision: cx.precision.of(o),
                     name: o.name,
                     pinned: None,
+                    extra: 0,
                     comm: o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm,
                 });
                 prev_end = prev_end.max(o.end);
@@ -716,12 +721,13 @@ impl Replay {
                 (None, Some(t)) => t,
                 (None, None) => Ns::MIN,
             };
+            let extra = if change.drop_deps { 0 } else { op.extra };
             let latency = if change.drop_deps {
                 op.latency.min(FREE_LATENCY_NS)
             } else {
                 op.latency
             };
-            let start = (at + latency).max(free).max(after_dep);
+            let start = (at + latency).max(free).max(after_dep) + extra;
             let wait = comm.get(&op.name).map_or(0, |&t| (op.dur - t).max(0));
             let dur = if change.drop_offload && cx.offload.contains(&op.corr) {
                 0
@@ -896,6 +902,8 @@ fn find_dependencies(ops: &mut [OpInfo]) {
             ops[b].dep = best.map(|x| x.1);
             if best.is_none() && ops[b].comm {
                 ops[b].pinned = Some(ops[b].orig_start);
+            } else if best.is_none() {
+                ops[b].extra = ops[b].orig_start - own_ready;
             }
         }
     }

@@ -55,11 +55,12 @@ pub const BATCH_RUN_GAP_NS: Ns = 200_000;
 pub const FREE_LATENCY_NS: Ns = 5_000;
 
 /// Whether a segment is Python dispatch in a launch burst (see
-/// `BURST_GAP_NS`), or a launch call.
+/// `BURST_GAP_NS`), or a launch call no longer than that (a slower one
+/// loads a module or compiles: not dispatch).
 #[inline]
 pub fn in_burst(s: &Seg) -> bool {
     match s.act {
-        Act::Launch => true,
+        Act::Launch => s.end - s.start <= BURST_GAP_NS,
         Act::Cpu => s.sub == Sub::NONE && (s.launch_ns > 0 || s.end - s.start <= BURST_GAP_NS),
         _ => false,
     }
@@ -133,6 +134,9 @@ struct Special {
     /// Late for a reason outside the trace: starts no earlier than this
     /// (its recorded start; `Ns::MIN` if not).
     not_before: Ns,
+    /// Late for a reason outside the trace: starts this long after it is
+    /// ready (0 if not).
+    extra: Ns,
 }
 
 const NONE: u32 = u32::MAX;
@@ -185,8 +189,8 @@ struct StreamScan<'a> {
     /// Launches never go back along the stream.
     in_order: bool,
     /// Model indices of ops that started later than their launch and stream
-    /// allowed.
-    late: Vec<u32>,
+    /// allowed, and by how much.
+    late: Vec<(u32, Ns)>,
     /// Launch calls in the window, per thread of `corr.threads()`: bit sets
     /// over the thread's spans.
     launched: Vec<Vec<u64>>,
@@ -262,8 +266,9 @@ impl<'a> Replay<'a> {
             |o: &GpuOp| o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm;
         let mut deps: Vec<((u32, u32), (u32, u32))> = Vec::new();
         let mut pinned: Vec<((u32, u32), Ns)> = Vec::new();
+        let mut delayed: Vec<((u32, u32), Ns)> = Vec::new();
         for (si, sc) in scans.iter().enumerate() {
-            for &i in &sc.late {
+            for &(i, extra) in &sc.late {
                 let start = g.streams[si].ops[i as usize].start;
                 let mut best: Option<(Ns, (u32, u32))> = None;
                 for (oi, other) in scans.iter().enumerate() {
@@ -299,7 +304,9 @@ impl<'a> Replay<'a> {
                     None if is_comm(&g.streams[si].ops[i as usize]) => {
                         pinned.push(((si as u32, pos_of(sc, i)), start))
                     }
-                    None => {}
+                    // Late for a reason outside the trace: as late after
+                    // it was ready in every replay but other/dependency's.
+                    None => delayed.push(((si as u32, pos_of(sc, i)), extra)),
                 }
             }
         }
@@ -310,9 +317,13 @@ impl<'a> Replay<'a> {
             target: NONE,
             offload: false,
             not_before: Ns::MIN,
+            extra: 0,
         };
         for (b, t) in pinned {
             specials.entry(b).or_insert_with(|| blank(b.1)).not_before = t;
+        }
+        for (b, t) in delayed {
+            specials.entry(b).or_insert_with(|| blank(b.1)).extra = t;
         }
         let mut slots = 0;
         for (b, a) in deps {
@@ -773,6 +784,8 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
             win_idx.push(i as u32);
         }
         let pos = out.launch.len() as u32;
+        // The op is enqueued when its call returns from a slow launch.
+        let launch_ts = launch.map(|(t, s)| launch_time(&spans[t as usize][s as usize]));
         out.launch.push(match launch_ts {
             None => NO_LAUNCH,
             Some(ts) => {
@@ -792,10 +805,10 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
             in_order &= anchor >= pa;
             ties_in_order &= !(o.start == ps && anchor < pa);
             if o.start > (anchor + latency).max(pe) + DEP_EPS_NS / 2 {
-                late.push(i as u32);
+                late.push((i as u32, o.start - (anchor + latency).max(pe)));
             }
         } else if o.start > anchor + latency + DEP_EPS_NS / 2 {
-            late.push(i as u32);
+            late.push((i as u32, o.start - (anchor + latency)));
         }
         last = Some((o.start, o.end, anchor));
         if o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm {
@@ -809,6 +822,7 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
                 target: NONE,
                 offload: true,
                 not_before: Ns::MIN,
+                extra: 0,
             });
         }
     }
@@ -826,7 +840,7 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
         let mut pe = Ns::MIN;
         for &(start, anchor, latency, i) in &v {
             if start > (anchor + latency).max(pe) + DEP_EPS_NS / 2 {
-                late.push(i);
+                late.push((i, start - (anchor + latency).max(pe)));
             }
             pe = ops[i as usize].end;
         }
@@ -896,6 +910,20 @@ pub fn comm_wait_total(cx: &Context, g: &Gpu) -> Ns {
         .map(|o| comm_wait(&table, o))
         .sum()
 }
+
+/// When a launch call enqueued its op: its start, or, for a call longer
+/// than `SLOW_LAUNCH_NS` (lazy module loading, JIT), its end.
+#[inline]
+pub(crate) fn launch_time(span: &HostSpan) -> Ns {
+    if span.dur > SLOW_LAUNCH_NS {
+        span.ts + span.dur
+    } else {
+        span.ts
+    }
+}
+
+/// See `launch_time`.
+const SLOW_LAUNCH_NS: Ns = 1_000_000;
 
 #[inline]
 fn anchor_latency(o: &GpuOp, prev_end: Ns, w0: Ns, launch_ts: Option<Ns>) -> (Ns, Ns) {
@@ -1062,6 +1090,7 @@ impl OpSource {
                 target: x.target,
                 offload: x.offload,
                 not_before: x.not_before,
+                extra: x.extra,
             }),
             precision: if need_precision {
                 r.precision.of(o) as u8

@@ -36,6 +36,8 @@ pub(super) struct OpSpecial {
     pub offload: bool,
     /// Starts no earlier than this unless dependencies are dropped.
     pub not_before: Ns,
+    /// Starts this long after it is ready unless dependencies are dropped.
+    pub extra: Ns,
 }
 
 /// One step of the replay's walk, the same for every lane.
@@ -465,14 +467,14 @@ impl Group {
                     .zip(&self.changes)
                     .enumerate()
                 {
-                    let after_dep = if c.drop_deps {
-                        Ns::MIN
+                    let (after_dep, extra) = if c.drop_deps {
+                        (Ns::MIN, 0)
                     } else if sp.dep != NONE {
-                        self.slot_end[sp.dep as usize * n + l]
+                        (self.slot_end[sp.dep as usize * n + l], 0)
                     } else {
-                        sp.not_before
+                        (sp.not_before, sp.extra)
                     };
-                    let start = (at(st) + c.lat(op)).max(*free).max(after_dep);
+                    let start = (at(st) + c.lat(op)).max(*free).max(after_dep) + extra;
                     if st.awaiting {
                         st.awaiting = false;
                         st.mark_at = Some(start);

@@ -77,7 +77,8 @@ fn start() {
     recorder::release_thread();
 }
 
-/// Creates this process's trace file and turns recording on.
+/// Lays out this process's trace file and turns recording on. The file
+/// itself is made by the first record (see trace_file.rs).
 fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() } as u32;
@@ -110,8 +111,7 @@ fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
         hostname: hostname(),
         cmdline: std::fs::read("/proc/self/cmdline").unwrap_or_default(),
     };
-    let file = match TraceFile::create(out, &init, layout::DEFAULT_CHUNK_SIZE, config::THREAD_SLOTS)
-    {
+    let file = match TraceFile::stage(out, &init, layout::DEFAULT_CHUNK_SIZE, config::THREAD_SLOTS) {
         Ok(f) => f,
         Err(msg) => {
             diag::say(&format!("{msg}; not recording (the program runs normally)"));
@@ -120,14 +120,13 @@ fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
     };
     // SAFETY: the mapping covers the whole geometry; header and thread table are backed.
     let region = unsafe { Region::new(file.base(), file.geo, cfg.flight) };
-    recorder::install(file, region, pid, cfg.min_span_ns);
     let c = Clock {
         reserved: 0,
         mono_ns: t0.mono,
         real_ns: init.start_real_ns,
         ticks: t0.ticks,
     };
-    recorder::with_writer(|w| w.event(Clock::LEN, &mut |b| c.encode(b)));
+    recorder::install(file, region, pid, cfg.min_span_ns, c);
     true
 }
 
@@ -205,6 +204,10 @@ fn finish() {
         return;
     };
     if !recorder::enabled() {
+        return;
+    }
+    // An image that recorded and counted nothing leaves no file.
+    if !recorder::worth_a_file(rec) {
         return;
     }
     // GPU records still in CUPTI's buffers belong before the end record.

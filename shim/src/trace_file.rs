@@ -161,7 +161,7 @@ pub fn check_dir_owner(st: &libc::stat, shown: &str) -> Result<(), String> {
 
 impl TraceFile {
     /// Lays out `<dir>/<pid>.sst` for `init` in anonymous memory, header
-    /// written; nothing touches the disk until [`TraceFile::make`].
+    /// written; no file is made until [`TraceFile::make`].
     pub fn stage(
         dir: &OsStr,
         init: &HeaderInit,
@@ -172,6 +172,9 @@ impl TraceFile {
             .ok_or_else(|| format!("trace size cap of {} bytes is too small", init.capacity))?;
         let dir_c = CString::new(dir.as_bytes())
             .map_err(|_| "output directory name contains a NUL byte".to_string())?;
+        // The directory is checked now (two system calls), so a bad one is
+        // told at start-up, by every process; the file waits.
+        prepare_dir(&dir_c, &dir.to_string_lossy())?;
         let map_len = geo.chunk_offset(geo.chunk_count) as usize;
         // Private: a forked child gets a copy it never uses, not a share.
         let base = unsafe {

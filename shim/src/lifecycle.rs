@@ -109,9 +109,12 @@ fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
         sample_hz: cfg.sample_hz,
         producer: concat!("stallscope ", env!("CARGO_PKG_VERSION")).into(),
         hostname: hostname(),
-        cmdline: std::fs::read("/proc/self/cmdline").unwrap_or_default(),
+        // Read when the file is made: a process image that never makes one
+        // does not pay for the /proc lookup.
+        cmdline: Vec::new(),
     };
-    let file = match TraceFile::stage(out, &init, layout::DEFAULT_CHUNK_SIZE, config::THREAD_SLOTS) {
+    let file = match TraceFile::stage(out, &init, layout::DEFAULT_CHUNK_SIZE, config::THREAD_SLOTS)
+    {
         Ok(f) => f,
         Err(msg) => {
             diag::say(&format!("{msg}; not recording (the program runs normally)"));

@@ -33,7 +33,9 @@ use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::{Mutex, OnceLock};
 
-use stallscope_format::layout::{Geometry, HeaderInit, PAGE, THREAD_SLOT_SIZE, encode_header, hdr};
+use stallscope_format::layout::{
+    Geometry, HEADER_SIZE, HeaderInit, PAGE, THREAD_SLOT_SIZE, encode_cmdline, encode_header, hdr,
+};
 use stallscope_format::writer::fixed_part_len;
 
 use crate::real;
@@ -221,7 +223,8 @@ impl TraceFile {
     /// Thread slots claimed so far (a process that made no hooked call has none).
     pub fn slots_claimed(&self) -> u32 {
         // SAFETY: the header is mapped; the field is 4-aligned.
-        let a = unsafe { &*(self.base.add(hdr::NEXT_SLOT) as *const core::sync::atomic::AtomicU32) };
+        let a =
+            unsafe { &*(self.base.add(hdr::NEXT_SLOT) as *const core::sync::atomic::AtomicU32) };
         a.load(Ordering::Relaxed)
     }
 
@@ -309,11 +312,17 @@ impl TraceFile {
         if !self.grow_fd(fd.0, 0, fixed_part_len(&geo)) {
             return Err(fail("allocate space for", self.last_errno()));
         }
+        // The command line now, not at start-up (see lifecycle.rs). The file
+        // has no final name yet, so no reader sees the header change.
+        let cmdline = std::fs::read("/proc/self/cmdline").unwrap_or_default();
+        // SAFETY: the staged header is mapped and only this thread writes
+        // its command line.
+        let header = unsafe { core::slice::from_raw_parts_mut(self.base, HEADER_SIZE) };
+        encode_cmdline(header, &cmdline);
         // The header and the slots claimed so far (the rest is zeros).
         let slots = self.slots_claimed().min(geo.thread_slots) as u64;
-        let used = (geo.thread_table_offset + slots * THREAD_SLOT_SIZE as u64)
-            .div_ceil(PAGE)
-            * PAGE;
+        let used =
+            (geo.thread_table_offset + slots * THREAD_SLOT_SIZE as u64).div_ceil(PAGE) * PAGE;
         let used = used.min(fixed_part_len(&geo));
         let mut off = 0u64;
         while off < used {

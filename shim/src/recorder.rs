@@ -288,10 +288,35 @@ pub fn when_file(f: fn()) {
     }
 }
 
+/// Counted time below which a process image that recorded nothing leaves
+/// no file: every call it made was shorter than the span threshold, and all
+/// of them together are too short to matter to any diagnosis, while making
+/// a file costs 0.1 to 1 ms and 400 KB (launcher scripts, `pyenv`'s shims,
+/// shells reading a line: issue 18, item 2).
+pub const COUNTED_NS_WORTH_A_FILE: u64 = 1_000_000;
+
 /// Whether this process image has anything worth a file at exit: a record
-/// was written (the file exists) or a hooked call was counted.
+/// was written (the file exists), or its counted calls took at least
+/// [`COUNTED_NS_WORTH_A_FILE`] together.
 pub fn worth_a_file(rec: &Recorder) -> bool {
-    rec.file.state() != file_state::PENDING || rec.file.slots_claimed() > 0
+    if rec.file.state() != file_state::PENDING {
+        return true;
+    }
+    let geo = rec.region.geometry();
+    let slots = rec.file.slots_claimed().min(geo.thread_slots);
+    let mut ticks = 0u64;
+    for i in 0..slots {
+        let off = geo.slot_offset(i) as usize;
+        for op in HostOp::ALL {
+            // SAFETY: claimed slots lie in the staged thread table; counters
+            // are 8-aligned and only ever updated whole.
+            let c = unsafe {
+                &*(rec.region.base().add(off + counter_offset(op, 2)) as *const AtomicU64)
+            };
+            ticks = ticks.saturating_add(c.load(Ordering::Relaxed));
+        }
+    }
+    clock::ticks_to_ns(ticks) >= COUNTED_NS_WORTH_A_FILE
 }
 
 /// Forgets the recorder (in a forked child, before installing its own).

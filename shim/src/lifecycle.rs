@@ -209,7 +209,8 @@ fn finish() {
     if !recorder::enabled() {
         return;
     }
-    // An image that recorded and counted nothing leaves no file.
+    // An image that recorded nothing, and counted next to nothing, leaves
+    // no file (issue 18, item 2).
     if !recorder::worth_a_file(rec) {
         return;
     }

@@ -2,8 +2,9 @@
 //!
 //! The file is made only when the process records something (issue 18,
 //! item 2): until then the header and the thread table live in anonymous
-//! memory laid out exactly like the file. The first record (or an exit with
-//! calls counted) writes that memory into a new file and maps the file over
+//! memory laid out exactly like the file. The first record (or an exit
+//! after counted calls of 1 ms or more in all, see
+//! `recorder::worth_a_file`) writes that memory into a new file and maps the file over
 //! it at the same address, so every pointer into it stays valid. A process
 //! image that records nothing, a wrapper that only execs, `/bin/true`,
 //! leaves no file and pays no file-system cost (creating a file costs

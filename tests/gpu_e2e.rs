@@ -263,8 +263,8 @@ fn check_streams_trace(rec: &Path, report_path: &Path, version: &str, how: &str)
         // A host span (the sleep) lies between the two launches around it,
         // and the next kernel starts after it: one clock for host and GPU.
         // A span's end is read from CLOCK_MONOTONIC and its length from the
-        // TSC, whose rate is known to about 0.1% until the sampler refines
-        // it: its start may lie a few microseconds before the workload's t0.
+        // TSC, at a rate measured over a window at least as long as the span
+        // (clock.rs): its start is right to a fraction of a microsecond.
         if let Some(sl) = t["sleep"].as_object() {
             let i = u(&sl["after_launch"]) as usize;
             let (t0, t1) = (u(&sl["t0"]), u(&sl["t1"]));
@@ -277,7 +277,12 @@ fn check_streams_trace(rec: &Path, report_path: &Path, version: &str, how: &str)
                 })
                 .unwrap_or_else(|| panic!("{ctx}: no sleep span on {tid} in [{t0}, {t1}]"));
             let (s0, s1) = (u(&span["ts_ns"]), u(&span["ts_ns"]) + u(&span["dur_ns"]));
-            assert!(s1 - s0 >= 3_990_000, "{ctx}: {span}");
+            // time.sleep sleeps to an absolute deadline it takes after t0:
+            // the call ends after t0 + 4 ms, but it may start late when the
+            // thread is preempted before it (a loaded machine), so its span
+            // can be shorter than 4 ms (issue 18, item 3; timing_e2e.rs).
+            assert!(s1 >= t0 + 4_000_000, "{ctx}: {span} ends before t0 + 4 ms");
+            assert!(s0 >= t0 && s1 <= t1, "{ctx}: {span} outside [{t0}, {t1}]");
             let before = apis[&u(&mine[i].1["correlation"])];
             let after = apis[&u(&mine[i + 1].1["correlation"])];
             assert!(

@@ -4,6 +4,7 @@
 mod common;
 
 use std::collections::HashMap;
+use std::process::Command;
 
 use common::*;
 use serde_json::Value;
@@ -210,5 +211,65 @@ fn single_threaded_programs_get_samples_without_an_extra_thread() {
     assert!(
         recs.iter().any(|r| r["kind"] == "clock"),
         "clock pairs are still recorded"
+    );
+}
+
+/// Issue 18, item 2: a process image that records nothing (here `/bin/true`,
+/// and a wrapper that only execs it) makes no trace file; one that records
+/// makes a complete one, its start pair first and its command line read.
+#[test]
+fn only_processes_that_record_make_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let shimmed = |c: &mut Command| {
+        c.env("LD_PRELOAD", shim())
+            .env("STALLSCOPE_OUT", &rec)
+            .env("STALLSCOPE_GPU", "0");
+    };
+    for args in [&["/bin/true"][..], &["sh", "-c", "exec /bin/true"]] {
+        let mut c = Command::new(args[0]);
+        c.args(&args[1..]);
+        shimmed(&mut c);
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(out.stderr.is_empty(), "{out:?}");
+    }
+    assert!(rec.is_dir(), "the output directory is made at start-up");
+    let left: Vec<_> = std::fs::read_dir(&rec).unwrap().flatten().collect();
+    assert!(
+        left.is_empty(),
+        "files of processes that recorded nothing: {left:?}"
+    );
+
+    let mut c = Command::new("sh");
+    c.args(["-c", "exec /bin/sleep 0.01"]);
+    shimmed(&mut c);
+    assert!(c.status().unwrap().success());
+    let files = trace_files(&rec);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let recs = dump(&files[0]);
+    assert_eq!(recs[0]["kind"], "header");
+    assert_eq!(
+        recs[0]["cmdline"],
+        serde_json::json!(["/bin/sleep", "0.01"])
+    );
+    let first = recs
+        .iter()
+        .find(|r| r["kind"] != "header" && r["kind"] != "string")
+        .unwrap();
+    assert_eq!(
+        first["kind"], "clock",
+        "the start pair comes first: {first}"
+    );
+    assert!(
+        recs.iter().any(|r| r["kind"] == "span"
+            && r["op"] == "sleep"
+            && r["dur_ns"].as_u64() >= Some(9_000_000)),
+        "the sleep is recorded"
+    );
+    assert!(
+        recs.iter()
+            .any(|r| r["kind"] == "gpu_status" && r["status"] == 4),
+        "GPU capture turned off is recorded once the file exists"
     );
 }

@@ -567,7 +567,10 @@ void *mmap(void *a, size_t len, int prot, int flags, int fd, off_t off) {
         true,
     );
     let rec = tmp.path().join("killed-rec");
-    let st = Command::new("/bin/true")
+    // A process that records nothing makes no file (issue 18, item 2): this
+    // one records its sleep.
+    let st = Command::new("/bin/sleep")
+        .arg("0.01")
         .env(
             "LD_PRELOAD",
             format!("{}:{}", shim().display(), killer.display()),
@@ -789,7 +792,8 @@ fn record_flags_default_to_the_environment() {
     let out: Output = Command::new(stallscope())
         .args(["record", "-o"])
         .arg(&rec)
-        .args(["--", "true"])
+        // A process that records nothing makes no file: this one sleeps.
+        .args(["--", "sleep", "0.01"])
         .env("STALLSCOPE_MIN_SPAN_US", "7")
         .env("STALLSCOPE_SAMPLE_HZ", "0")
         .env("STALLSCOPE_FLIGHT", "1")
@@ -805,7 +809,7 @@ fn record_flags_default_to_the_environment() {
     Command::new(stallscope())
         .args(["record", "--min-span-us", "9", "-o"])
         .arg(&rec2)
-        .args(["--", "true"])
+        .args(["--", "sleep", "0.01"])
         .env("STALLSCOPE_MIN_SPAN_US", "7")
         .output()
         .unwrap();

@@ -252,15 +252,19 @@ pub fn encode_header(buf: &mut [u8], init: &HeaderInit, geo: &Geometry) {
         hdr::HOSTNAME_LEN,
         init.hostname.as_bytes(),
     );
+    encode_cmdline(buf, &init.cmdline);
+}
+
+/// Writes the command line (argv joined by NUL bytes) into a header,
+/// cutting it to fit. A producer may fill it in after the rest of the
+/// header, as long as no reader sees the header before.
+pub fn encode_cmdline(buf: &mut [u8], cmdline: &[u8]) {
     let room = HEADER_SIZE - hdr::CMDLINE;
-    let n = init.cmdline.len().min(room);
-    buf[hdr::CMDLINE..hdr::CMDLINE + n].copy_from_slice(&init.cmdline[..n]);
+    let n = cmdline.len().min(room);
+    buf[hdr::CMDLINE..hdr::CMDLINE + n].copy_from_slice(&cmdline[..n]);
+    buf[hdr::CMDLINE + n..HEADER_SIZE].fill(0);
     put(buf, hdr::CMDLINE_LEN, n as u32);
-    put(
-        buf,
-        hdr::CMDLINE_TRUNCATED,
-        u32::from(n < init.cmdline.len()),
-    );
+    put(buf, hdr::CMDLINE_TRUNCATED, u32::from(n < cmdline.len()));
 }
 
 /// Copies `s` into a NUL-padded field, cutting it short if needed.

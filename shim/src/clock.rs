@@ -14,8 +14,10 @@ static START_TICKS: AtomicU64 = AtomicU64::new(0);
 static START_MONO: AtomicU64 = AtomicU64::new(0);
 /// When `refine_if_due` next measures the rate (CLOCK_MONOTONIC ns).
 static NEXT_REFINE: AtomicU64 = AtomicU64::new(u64::MAX);
-/// The first refinement, this long after `init`.
-const FIRST_REFINE_NS: u64 = 1_000_000;
+/// The provisional calibration's window (see `init`).
+const PROVISIONAL_NS: u64 = 2_000;
+/// Refinements come at least this far apart at the start (the first spans).
+const MIN_REFINE_STEP_NS: u64 = 10_000;
 
 /// CLOCK_MONOTONIC in nanoseconds.
 #[inline]
@@ -116,21 +118,27 @@ fn tsc_is_invariant() -> bool {
     false
 }
 
-/// Picks the tick source and makes a first, short calibration (~50 µs,
-/// good to ~0.1%; `refine_if_due` and the sampler refine it as the process runs).
+/// Picks the tick source and makes a first, provisional calibration over
+/// about 2 µs. It only places the span threshold and the first self-sample:
+/// every span converts its ticks with a rate measured again from the start
+/// pair over a window at least as long as the span itself (`refine_if_due`),
+/// so a duration is right to a pair's error (tens of nanoseconds) whatever
+/// the process's age. A start-up calibration that waited 50 µs cost every
+/// process that much, wrappers and `/bin/true` included (issue 18, item 2).
 /// Returns the start pair.
 pub fn init() -> Pair {
     if tsc_is_invariant() && std::env::var_os("STALLSCOPE_NO_TSC").is_none() {
         USE_TSC.store(true, Ordering::Relaxed);
         let a = pair();
         let mut b = pair();
-        while b.mono - a.mono < 50_000 {
+        while b.mono - a.mono < PROVISIONAL_NS {
             b = pair();
         }
         set_rate(a, b);
         START_TICKS.store(a.ticks, Ordering::Relaxed);
         START_MONO.store(a.mono, Ordering::Relaxed);
-        NEXT_REFINE.store(a.mono + FIRST_REFINE_NS, Ordering::Relaxed);
+        // The first span refines at once.
+        NEXT_REFINE.store(a.mono, Ordering::Relaxed);
         a
     } else {
         USE_TSC.store(false, Ordering::Relaxed);
@@ -142,10 +150,13 @@ pub fn init() -> Pair {
 
 /// Measures the rate again from the start pair once `now` (CLOCK_MONOTONIC)
 /// passes the next refinement time, which then moves twice as far from the
-/// start: at 1 ms, 2 ms, 4 ms... The first calibration spans 50 µs, good to
-/// about 0.1%; this brings a short-lived process, or one that never starts
-/// the sampler, to a few parts per million within milliseconds, for a pair
-/// of clock reads a few dozen times over a whole run. True if the rate was
+/// start. The first span of a process always refines, so a span of length
+/// L converted with a rate measured over a window W has an error of about
+/// L/W times a pair's error, and L < 2W until the next refinement: a
+/// bounded error of a few hundred nanoseconds at most, from the first
+/// millisecond on, however loaded the machine (a pair keeps the tightest of
+/// several bracketed reads, so a preemption does not spoil it). The windows
+/// double, so a long run refines a few dozen times. True if the rate was
 /// measured (the caller rescales what depends on it).
 pub fn refine_if_due(now: u64) -> bool {
     let due = NEXT_REFINE.load(Ordering::Relaxed);
@@ -155,7 +166,7 @@ pub fn refine_if_due(now: u64) -> bool {
     let start = start_pair();
     let next = start
         .mono
-        .saturating_add(2 * now.saturating_sub(start.mono));
+        .saturating_add(2 * now.saturating_sub(start.mono).max(MIN_REFINE_STEP_NS));
     // One thread takes each refinement.
     if NEXT_REFINE
         .compare_exchange(due, next, Ordering::Relaxed, Ordering::Relaxed)
@@ -218,32 +229,53 @@ mod tests {
         assert!(back.abs_diff(1_000_000) <= slack, "{back} (slack {slack})");
     }
 
-    /// Refinements come due on a doubling schedule from the start, each taken
-    /// once, and they bring the rate back onto CLOCK_MONOTONIC.
+    /// The first refinement is due at once (the first span), later ones on
+    /// a doubling schedule from the start, each taken once, and they bring
+    /// the rate back onto CLOCK_MONOTONIC.
     #[test]
     fn refinement_doubles_its_window() {
         let _one = ONE_AT_A_TIME.lock();
         let start = init();
         if !using_tsc() {
-            assert!(
-                !refine_if_due(start.mono + 10 * FIRST_REFINE_NS),
-                "nothing to refine"
-            );
+            assert!(!refine_if_due(start.mono + 10_000_000), "nothing to refine");
             return;
         }
-        assert!(!refine_if_due(start.mono + FIRST_REFINE_NS - 1));
-        // A first calibration 1% off, which the refinement must correct.
+        // A provisional rate 1% off, which the refinement must correct.
         TICKS_PER_SEC.store(ticks_per_sec() / 100 * 101, Ordering::Relaxed);
         std::thread::sleep(std::time::Duration::from_millis(20));
         let now = mono_ns();
-        assert!(refine_if_due(now));
+        assert!(refine_if_due(now), "the first refinement is due at once");
         assert!(!refine_if_due(now), "each refinement is taken once");
         let due = NEXT_REFINE.load(Ordering::Relaxed);
         assert_eq!(due - start.mono, 2 * (now - start.mono));
+        assert!(!refine_if_due(due - 1));
         let end = pair();
         let measured = ticks_to_ns(end.ticks - start.ticks);
         let truth = end.mono - start.mono;
         let err = (measured as f64 - truth as f64).abs() / truth as f64;
         assert!(err < 1e-4, "tick conversion off by {err}");
+    }
+
+    /// A short span early in the process converts to within a pair's error:
+    /// the rate is measured over a window at least as long as the span.
+    #[test]
+    fn early_spans_convert_exactly() {
+        let _one = ONE_AT_A_TIME.lock();
+        let start = init();
+        if !using_tsc() {
+            return;
+        }
+        // A provisional rate 2% off.
+        TICKS_PER_SEC.store(ticks_per_sec() / 100 * 102, Ordering::Relaxed);
+        let a = pair();
+        while mono_ns() - a.mono < 300_000 {}
+        let b = pair();
+        assert!(refine_if_due(b.mono.max(start.mono)));
+        let got = ticks_to_ns(b.ticks - a.ticks) as f64;
+        let truth = (b.mono - a.mono) as f64;
+        assert!(
+            (got - truth).abs() < truth * 0.001 + 200.0,
+            "{got} ns for {truth} ns"
+        );
     }
 }

@@ -77,8 +77,29 @@ impl Config {
     }
 
     pub fn from_env(problems: &mut Vec<String>) -> Config {
-        Config::parse(|k| std::env::var_os(k), problems)
+        Config::parse(getenv, problems)
     }
+}
+
+/// The variable `name` from libc's environment. std::env::var_os takes a
+/// lock and more code paths; this runs in every process's constructor.
+fn getenv(name: &str) -> Option<OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf = [0u8; 64];
+    let n = name.len();
+    if n >= buf.len() {
+        return None;
+    }
+    buf[..n].copy_from_slice(name.as_bytes());
+    // SAFETY: NUL-terminated name; the constructor runs before the program
+    // has threads that could change the environment.
+    let p = unsafe { libc::getenv(buf.as_ptr().cast()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: getenv returns a NUL-terminated string.
+    let v = unsafe { core::ffi::CStr::from_ptr(p) };
+    Some(std::ffi::OsStr::from_bytes(v.to_bytes()).to_os_string())
 }
 
 #[cfg(test)]

@@ -77,7 +77,8 @@ fn start() {
     recorder::release_thread();
 }
 
-/// Creates this process's trace file and turns recording on.
+/// Lays out this process's trace file and turns recording on. The file
+/// itself is made by the first record (see trace_file.rs).
 fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() } as u32;
@@ -108,9 +109,11 @@ fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
         sample_hz: cfg.sample_hz,
         producer: concat!("stallscope ", env!("CARGO_PKG_VERSION")).into(),
         hostname: hostname(),
-        cmdline: std::fs::read("/proc/self/cmdline").unwrap_or_default(),
+        // Read when the file is made: a process image that never makes one
+        // does not pay for the /proc lookup.
+        cmdline: Vec::new(),
     };
-    let file = match TraceFile::create(out, &init, layout::DEFAULT_CHUNK_SIZE, config::THREAD_SLOTS)
+    let file = match TraceFile::stage(out, &init, layout::DEFAULT_CHUNK_SIZE, config::THREAD_SLOTS)
     {
         Ok(f) => f,
         Err(msg) => {
@@ -120,14 +123,13 @@ fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
     };
     // SAFETY: the mapping covers the whole geometry; header and thread table are backed.
     let region = unsafe { Region::new(file.base(), file.geo, cfg.flight) };
-    recorder::install(file, region, pid, cfg.min_span_ns);
     let c = Clock {
         reserved: 0,
         mono_ns: t0.mono,
         real_ns: init.start_real_ns,
         ticks: t0.ticks,
     };
-    recorder::with_writer(|w| w.event(Clock::LEN, &mut |b| c.encode(b)));
+    recorder::install(file, region, pid, cfg.min_span_ns, c);
     true
 }
 
@@ -205,6 +207,11 @@ fn finish() {
         return;
     };
     if !recorder::enabled() {
+        return;
+    }
+    // An image that recorded nothing, and counted next to nothing, leaves
+    // no file (issue 18, item 2).
+    if !recorder::worth_a_file(rec) {
         return;
     }
     // GPU records still in CUPTI's buffers belong before the end record.

@@ -9,17 +9,17 @@
 
 use core::cell::Cell;
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use stallscope_format::HostOp;
 use stallscope_format::layout::{ChunkKind, counter_offset, state};
-use stallscope_format::records::{self, Note, Span};
+use stallscope_format::records::{self, Clock, Note, Span};
 use stallscope_format::writer::{Claim, MetaStream, Region, ThreadSlot};
 
 use crate::clock::{self, ticks, ticks_to_ns};
 use crate::tls::{STATE, ThreadState, gettid};
-use crate::trace_file::{TraceFile, strerror, transient};
+use crate::trace_file::{TraceFile, file_state, strerror, transient};
 use crate::{diag, fdinfo, sampler};
 
 /// Everything about the current process's recording. Created once per process
@@ -35,7 +35,15 @@ pub struct Recorder {
     cap_reported: AtomicBool,
     /// A passing fd shortage kept the file from growing (reported once).
     fd_short_reported: AtomicBool,
+    /// The start clock pair, recorded first once the file exists.
+    start_clock: Clock,
+    /// The start pair and the deferred records have been written.
+    file_started: AtomicBool,
 }
+
+/// What to record as soon as the file exists (a `fn()`; 0 for nothing): the
+/// GPU capture state known at start-up, which alone does not make a file.
+static ON_FILE: AtomicUsize = AtomicUsize::new(0);
 
 static RECORDER: AtomicPtr<Recorder> = AtomicPtr::new(core::ptr::null_mut());
 static ENABLED: AtomicBool = AtomicBool::new(false);
@@ -244,7 +252,13 @@ pub fn enabled() -> bool {
 }
 
 /// Installs a new recorder and turns recording on.
-pub fn install(file: TraceFile, region: Region, pid: u32, min_span_ns: u64) -> &'static Recorder {
+pub fn install(
+    file: TraceFile,
+    region: Region,
+    pid: u32,
+    min_span_ns: u64,
+    start_clock: Clock,
+) -> &'static Recorder {
     let rec: &'static Recorder = Box::leak(Box::new(Recorder {
         region,
         file,
@@ -254,12 +268,55 @@ pub fn install(file: TraceFile, region: Region, pid: u32, min_span_ns: u64) -> &
         next_object: AtomicU32::new(1),
         cap_reported: AtomicBool::new(false),
         fd_short_reported: AtomicBool::new(false),
+        start_clock,
+        file_started: AtomicBool::new(false),
     }));
+    ON_FILE.store(0, Ordering::Relaxed);
     set_threshold(min_span_ns);
     STOPPING.store(false, Ordering::Release);
     RECORDER.store(rec as *const Recorder as *mut Recorder, Ordering::Release);
     ENABLED.store(true, Ordering::Release);
     rec
+}
+
+/// Runs `f` (which records) once the trace file exists: now if it does.
+pub fn when_file(f: fn()) {
+    match recorder().map(|r| r.file.state()) {
+        Some(file_state::PENDING) => ON_FILE.store(f as usize, Ordering::Release),
+        Some(file_state::READY) => f(),
+        _ => {}
+    }
+}
+
+/// Counted time below which a process image that recorded nothing leaves
+/// no file: every call it made was shorter than the span threshold, and all
+/// of them together are too short to matter to any diagnosis, while making
+/// a file costs 0.1 to 1 ms and 400 KB (launcher scripts, `pyenv`'s shims,
+/// shells reading a line: issue 18, item 2).
+pub const COUNTED_NS_WORTH_A_FILE: u64 = 1_000_000;
+
+/// Whether this process image has anything worth a file at exit: a record
+/// was written (the file exists), or its counted calls took at least
+/// [`COUNTED_NS_WORTH_A_FILE`] together.
+pub fn worth_a_file(rec: &Recorder) -> bool {
+    if rec.file.state() != file_state::PENDING {
+        return true;
+    }
+    let geo = rec.region.geometry();
+    let slots = rec.file.slots_claimed().min(geo.thread_slots);
+    let mut ticks = 0u64;
+    for i in 0..slots {
+        let off = geo.slot_offset(i) as usize;
+        for op in HostOp::ALL {
+            // SAFETY: claimed slots lie in the staged thread table; counters
+            // are 8-aligned and only ever updated whole.
+            let c = unsafe {
+                &*(rec.region.base().add(off + counter_offset(op, 2)) as *const AtomicU64)
+            };
+            ticks = ticks.saturating_add(c.load(Ordering::Relaxed));
+        }
+    }
+    clock::ticks_to_ns(ticks) >= COUNTED_NS_WORTH_A_FILE
 }
 
 /// Forgets the recorder (in a forked child, before installing its own).
@@ -366,7 +423,7 @@ impl Writer<'_> {
     /// Appends an event record of `len` bytes to this thread's chunk. False if
     /// it was dropped (cap reached or disk full); drops are counted.
     pub fn event(&mut self, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
-        if !enabled() {
+        if !enabled() || !self.ensure_file() {
             return false;
         }
         let mut w = self.s.chunk.get();
@@ -411,6 +468,10 @@ impl Writer<'_> {
 
     /// Appends a shared definition (string, fd object). False if dropped.
     pub fn meta(&mut self, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        // Before the meta stream's lock: making the file records.
+        if !self.ensure_file() {
+            return false;
+        }
         let failed = Cell::new(false);
         let ok = self
             .rec
@@ -420,6 +481,42 @@ impl Writer<'_> {
             self.report_no_space();
         }
         ok
+    }
+
+    /// The file exists (made now if this is the first record).
+    #[inline]
+    fn ensure_file(&mut self) -> bool {
+        match self.rec.file.state() {
+            file_state::READY => true,
+            file_state::FAILED => false,
+            _ => self.make_file(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn make_file(&mut self) -> bool {
+        match self.rec.file.make() {
+            Ok(true) => {}
+            Ok(false) => return false,
+            Err(msg) => {
+                stop(&format!("{msg}; not recording (the program runs normally)"));
+                return false;
+            }
+        }
+        // Only the thread that made the file gets here with a fresh one;
+        // the start pair goes first, then what waited for the file.
+        if !self.rec.file_started.swap(true, Ordering::AcqRel) {
+            let c = self.rec.start_clock;
+            self.event(Clock::LEN, &mut |b| c.encode(b));
+            let f = ON_FILE.swap(0, Ordering::AcqRel);
+            if f != 0 {
+                // SAFETY: stored from a `fn()` by `when_file`.
+                let f: fn() = unsafe { core::mem::transmute::<usize, fn()>(f) };
+                f();
+            }
+        }
+        true
     }
 
     /// Defines a string and returns its id (0 if it could not be written).
@@ -455,7 +552,7 @@ impl Writer<'_> {
             let msg = format!(
                 "trace size cap reached for {} ({} MiB); further records are counted as dropped \
                  (raise STALLSCOPE_MAX_MB, or set STALLSCOPE_FLIGHT=1 to keep the newest)",
-                self.rec.file.path,
+                self.rec.file.path(),
                 self.rec
                     .region
                     .geometry()
@@ -484,7 +581,7 @@ impl Writer<'_> {
     /// (issue 14, item 12: not to be confused with the size cap).
     fn report_no_space(&mut self) {
         let e = self.rec.file.last_errno();
-        let path = &self.rec.file.path;
+        let path = &self.rec.file.path();
         if transient(e) {
             if !self.rec.fd_short_reported.swap(true, Ordering::Relaxed) {
                 let msg = format!(

@@ -59,7 +59,16 @@ pub fn start(hz: u32, start: Pair) {
     THREAD_STARTED.store(false, Ordering::Relaxed);
     SELF_CLOCK.store(start.mono, Ordering::Relaxed);
     SELF_NAME.store(0, Ordering::Relaxed);
-    NEXT_SELF.store(if hz == 0 { u64::MAX } else { 0 }, Ordering::Relaxed);
+    // The first self-sample one period in: a process image that ends (or
+    // execs) sooner records nothing and leaves no file.
+    NEXT_SELF.store(
+        if hz == 0 {
+            u64::MAX
+        } else {
+            start.ticks + clock::ticks_per_sec() / hz as u64
+        },
+        Ordering::Relaxed,
+    );
 }
 
 /// When the calling (only) thread should sample itself next, in ticks.

@@ -1,5 +1,16 @@
 //! The trace file on disk: created safely, grown on demand, mapped shared.
 //!
+//! The file is made only when the process records something (issue 18,
+//! item 2): until then the header and the thread table live in anonymous
+//! memory laid out exactly like the file. The first record (or an exit
+//! after counted calls of 1 ms or more in all, see
+//! `recorder::worth_a_file`) writes that memory into a new file and maps the file over
+//! it at the same address, so every pointer into it stays valid. A process
+//! image that records nothing, a wrapper that only execs, `/bin/true`,
+//! leaves no file and pays no file-system cost (creating a file costs
+//! 0.1 to 1 ms on a busy ext4: its inode allocator scans recently deleted
+//! inodes).
+//!
 //! Safety rules:
 //! * The output directory must belong to us and be writable by no one else;
 //!   a new one is made with mode 0700 whatever the umask.
@@ -18,11 +29,14 @@
 //!   raise SIGXFSZ in the traced program).
 
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicI32, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::{Mutex, OnceLock};
 
-use stallscope_format::layout::{Geometry, HeaderInit, encode_header};
+use stallscope_format::layout::{
+    Geometry, HEADER_SIZE, HeaderInit, PAGE, THREAD_SLOT_SIZE, encode_cmdline, encode_header, hdr,
+};
 use stallscope_format::writer::fixed_part_len;
 
 use crate::real;
@@ -31,14 +45,34 @@ pub struct TraceFile {
     base: *mut u8,
     map_len: usize,
     pub geo: Geometry,
+    /// The output directory and the pid the file is named after.
+    dir: CString,
+    shown_dir: String,
+    pid: u32,
+    /// PENDING until the first record needs the file, then READY or FAILED.
+    state: AtomicU8,
+    /// Held while the file is made (the cold path of a first record).
+    making: Mutex<()>,
+    named: OnceLock<Named>,
+    last_errno: AtomicI32,
+}
+
+/// The file once it exists on disk.
+struct Named {
     /// The file's final path, as shown to the user.
-    pub path: String,
+    path: String,
     /// The same, for opening the file again to grow it.
     path_c: CString,
     /// The file's identity: a reopened path must still name it.
     dev: u64,
     ino: u64,
-    last_errno: AtomicI32,
+}
+
+/// [`TraceFile::state`] values.
+pub mod file_state {
+    pub const PENDING: u8 = 0;
+    pub const READY: u8 = 1;
+    pub const FAILED: u8 = 2;
 }
 
 // The mapping is shared by design; all concurrent access goes through atomics
@@ -129,9 +163,9 @@ pub fn check_dir_owner(st: &libc::stat, shown: &str) -> Result<(), String> {
 }
 
 impl TraceFile {
-    /// Creates `<dir>/<pid>.sst` (or `<pid>-N.sst` if taken), sized for `init`,
-    /// with its header written before it gets that name.
-    pub fn create(
+    /// Lays out `<dir>/<pid>.sst` for `init` in anonymous memory, header
+    /// written; no file is made until [`TraceFile::make`].
+    pub fn stage(
         dir: &OsStr,
         init: &HeaderInit,
         chunk_size: u32,
@@ -141,11 +175,90 @@ impl TraceFile {
             .ok_or_else(|| format!("trace size cap of {} bytes is too small", init.capacity))?;
         let dir_c = CString::new(dir.as_bytes())
             .map_err(|_| "output directory name contains a NUL byte".to_string())?;
-        let shown = dir.to_string_lossy();
-        prepare_dir(&dir_c, &shown)?;
+        // The directory is checked now (two system calls), so a bad one is
+        // told at start-up, by every process; the file waits.
+        prepare_dir(&dir_c, &dir.to_string_lossy())?;
+        let map_len = geo.chunk_offset(geo.chunk_count) as usize;
+        // Private: a forked child gets a copy it never uses, not a share.
+        let base = unsafe {
+            real::mmap(
+                core::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(format!(
+                "cannot reserve memory for the trace: {}",
+                strerror(errno())
+            ));
+        }
+        let base = base as *mut u8;
+        // SAFETY: fresh anonymous memory, at least the fixed part long.
+        let header =
+            unsafe { core::slice::from_raw_parts_mut(base, fixed_part_len(&geo) as usize) };
+        encode_header(header, init, &geo);
+        Ok(TraceFile {
+            base,
+            map_len,
+            geo,
+            dir: dir_c,
+            shown_dir: dir.to_string_lossy().into_owned(),
+            pid: init.pid,
+            state: AtomicU8::new(file_state::PENDING),
+            making: Mutex::new(()),
+            named: OnceLock::new(),
+            last_errno: AtomicI32::new(0),
+        })
+    }
+
+    /// PENDING, READY or FAILED (see [`file_state`]).
+    #[inline]
+    pub fn state(&self) -> u8 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// Thread slots claimed so far (a process that made no hooked call has none).
+    pub fn slots_claimed(&self) -> u32 {
+        // SAFETY: the header is mapped; the field is 4-aligned.
+        let a =
+            unsafe { &*(self.base.add(hdr::NEXT_SLOT) as *const core::sync::atomic::AtomicU32) };
+        a.load(Ordering::Relaxed)
+    }
+
+    /// Makes the file, once: true when it exists (now or before). On a
+    /// failure the error is returned to the one caller that tried; the
+    /// others get false.
+    pub fn make(&self) -> Result<bool, String> {
+        let _one = self.making.lock().unwrap_or_else(|e| e.into_inner());
+        match self.state() {
+            file_state::READY => return Ok(true),
+            file_state::FAILED => return Ok(false),
+            _ => {}
+        }
+        match self.create() {
+            Ok(()) => {
+                self.state.store(file_state::READY, Ordering::Release);
+                Ok(true)
+            }
+            Err(e) => {
+                self.state.store(file_state::FAILED, Ordering::Release);
+                Err(e)
+            }
+        }
+    }
+
+    /// Creates `<dir>/<pid>.sst` (or `<pid>-N.sst` if taken) from the staged
+    /// memory, and maps it in that memory's place.
+    fn create(&self) -> Result<(), String> {
+        let shown = &self.shown_dir;
+        prepare_dir(&self.dir, shown)?;
         let dirfd = unsafe {
             real::open(
-                dir_c.as_ptr(),
+                self.dir.as_ptr(),
                 libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
                 0,
             )
@@ -157,15 +270,13 @@ impl TraceFile {
             ));
         }
         let dirfd = Fd(dirfd);
-        Self::create_in(dirfd.0, &shown, init, geo)
+        self.create_in(dirfd.0)
     }
 
-    fn create_in(
-        dirfd: c_int,
-        shown: &str,
-        init: &HeaderInit,
-        geo: Geometry,
-    ) -> Result<TraceFile, String> {
+    fn create_in(&self, dirfd: c_int) -> Result<(), String> {
+        let shown = &self.shown_dir;
+        let pid = self.pid;
+        let geo = self.geo;
         let flags =
             libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
         // A hidden name without the .sst extension: readers of the directory
@@ -174,9 +285,9 @@ impl TraceFile {
         let mut fd = -1;
         for n in 0..1000 {
             tmp = CString::new(if n == 0 {
-                format!(".{}.sst.tmp", init.pid)
+                format!(".{pid}.sst.tmp")
             } else {
-                format!(".{}-{n}.sst.tmp", init.pid)
+                format!(".{pid}-{n}.sst.tmp")
             })
             .expect("no NUL in a number");
             fd = unsafe { real::openat(dirfd, tmp.as_ptr(), flags, 0o600) };
@@ -192,59 +303,96 @@ impl TraceFile {
         }
         let fd = Fd(fd);
         let unlink_tmp = || unsafe { libc::unlinkat(dirfd, tmp.as_ptr(), 0) };
-        let map_len = geo.chunk_offset(geo.chunk_count) as usize;
         let mut st: libc::stat = unsafe { core::mem::zeroed() };
         unsafe { libc::fstat(fd.0, &mut st) };
-        let mut file = TraceFile {
-            base: core::ptr::null_mut(),
-            map_len,
-            geo,
-            path: format!("{shown}/{}.sst", init.pid),
-            path_c: CString::default(),
-            dev: st.st_dev,
-            ino: st.st_ino,
-            last_errno: AtomicI32::new(0),
-        };
-        let fail = |file: &TraceFile, what: &str, e: c_int| {
+        let fail = |what: &str, e: c_int| {
             // The file is ours and holds nothing yet: do not leave a stub behind.
             unlink_tmp();
-            format!("cannot {what} {}: {}", file.path, strerror(e))
+            format!("cannot {what} {shown}/{pid}.sst: {}", strerror(e))
         };
-        if !file.grow_fd(fd.0, 0, fixed_part_len(&geo)) {
-            return Err(fail(&file, "allocate space for", file.last_errno()));
+        if !self.grow_fd(fd.0, 0, fixed_part_len(&geo)) {
+            return Err(fail("allocate space for", self.last_errno()));
         }
-        // Mapping past the end of the file is allowed; pages are backed by
-        // `grow` before first use.
+        // The command line now, not at start-up (see lifecycle.rs). The file
+        // has no final name yet, so no reader sees the header change.
+        let cmdline = std::fs::read("/proc/self/cmdline").unwrap_or_default();
+        // SAFETY: the staged header is mapped and only this thread writes
+        // its command line.
+        let header = unsafe { core::slice::from_raw_parts_mut(self.base, HEADER_SIZE) };
+        encode_cmdline(header, &cmdline);
+        // The header and the slots claimed so far (the rest is zeros).
+        let slots = self.slots_claimed().min(geo.thread_slots) as u64;
+        let used =
+            (geo.thread_table_offset + slots * THREAD_SLOT_SIZE as u64).div_ceil(PAGE) * PAGE;
+        let used = used.min(fixed_part_len(&geo));
+        let mut off = 0u64;
+        while off < used {
+            // SAFETY: the staged memory covers the fixed part.
+            let w = unsafe {
+                real::pwrite(
+                    fd.0,
+                    self.base.add(off as usize).cast(),
+                    (used - off) as usize,
+                    off as i64,
+                )
+            };
+            if w <= 0 {
+                return Err(fail("write", if w < 0 { errno() } else { libc::ENOSPC }));
+            }
+            off += w as u64;
+        }
+        // The file takes the staged memory's place: hooked calls that count
+        // meanwhile on other threads may lose an increment, nothing else
+        // (no chunk exists before the file does). Mapping past the end of
+        // the file is allowed; pages are backed by `grow` before first use.
         let base = unsafe {
             real::mmap(
-                core::ptr::null_mut(),
-                map_len,
+                self.base.cast(),
+                self.map_len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
+                libc::MAP_SHARED | libc::MAP_FIXED,
                 fd.0,
                 0,
             )
         };
         if base == libc::MAP_FAILED {
-            return Err(fail(&file, "map", errno()));
+            let e = errno();
+            // Keep the range usable for counters whatever mmap left there.
+            unsafe {
+                real::mmap(
+                    self.base.cast(),
+                    self.map_len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+                    -1,
+                    0,
+                )
+            };
+            return Err(fail("map", e));
         }
         drop(fd);
-        file.base = base as *mut u8;
-        // SAFETY: the header region is mapped and backed.
-        let header =
-            unsafe { core::slice::from_raw_parts_mut(file.base, fixed_part_len(&geo) as usize) };
-        encode_header(header, init, &geo);
-        match publish(dirfd, &tmp, init.pid) {
+        match publish(dirfd, &tmp, pid) {
             Ok(name) => {
-                file.path = format!("{shown}/{name}");
-                file.path_c = CString::new(format!("{shown}/{name}"))
+                let path = format!("{shown}/{name}");
+                let path_c = CString::new(path.as_bytes())
                     .map_err(|_| "output directory name contains a NUL byte".to_string())?;
-                Ok(file)
+                let _ = self.named.set(Named {
+                    path,
+                    path_c,
+                    dev: st.st_dev,
+                    ino: st.st_ino,
+                });
+                Ok(())
             }
-            Err(e) => {
-                unsafe { libc::munmap(base, map_len) };
-                Err(fail(&file, "name", e))
-            }
+            Err(e) => Err(fail("name", e)),
+        }
+    }
+
+    /// The file's path, as shown to the user (its expected name until it exists).
+    pub fn path(&self) -> String {
+        match self.named.get() {
+            Some(n) => n.path.clone(),
+            None => format!("{}/{}.sst", self.shown_dir, self.pid),
         }
     }
 
@@ -266,10 +414,14 @@ impl TraceFile {
     /// refuses (see [`TraceFile::last_errno`]); the traced program never sees
     /// the failure, and its errno is kept.
     pub fn grow(&self, off: u64, len: u64) -> bool {
+        let Some(named) = self.named.get() else {
+            self.last_errno.store(libc::ESTALE, Ordering::Relaxed);
+            return false;
+        };
         let saved = errno();
         let fd = unsafe {
             real::open(
-                self.path_c.as_ptr(),
+                named.path_c.as_ptr(),
                 libc::O_RDWR | libc::O_CLOEXEC | libc::O_NOFOLLOW,
                 0,
             )
@@ -281,8 +433,8 @@ impl TraceFile {
             let fd = Fd(fd);
             let mut st: libc::stat = unsafe { core::mem::zeroed() };
             if unsafe { libc::fstat(fd.0, &mut st) } != 0
-                || st.st_dev != self.dev
-                || st.st_ino != self.ino
+                || st.st_dev != named.dev
+                || st.st_ino != named.ino
             {
                 // Renamed away or replaced: never grow another file.
                 self.last_errno.store(libc::ESTALE, Ordering::Relaxed);

@@ -60,12 +60,9 @@ impl Trigger {
 pub fn on_start(cfg: &Config) {
     if !cfg.gpu {
         session::set_state(OFF);
-        status::report(
-            gpu_status::DISABLED,
-            0,
-            "GPU capture turned off (STALLSCOPE_GPU=0, or `stallscope record --no-gpu`)",
-            false,
-        );
+        // Recorded with the process's first record: by itself it does not
+        // make a file (issue 18, item 2).
+        recorder::when_file(report_disabled);
         return;
     }
     let expected = loader::injection_expected();
@@ -87,6 +84,15 @@ pub fn on_start(cfg: &Config) {
              CUDA_INJECTION64_PATH"
         ));
     }
+}
+
+fn report_disabled() {
+    status::report(
+        gpu_status::DISABLED,
+        0,
+        "GPU capture turned off (STALLSCOPE_GPU=0, or `stallscope record --no-gpu`)",
+        false,
+    );
 }
 
 static WATCH_ON: AtomicBool = AtomicBool::new(false);

@@ -1,0 +1,193 @@
+//! What the shim costs per process (issue 18, item 2). Side by side, in one
+//! run, medians over rounds with the variants interleaved:
+//!
+//! (a) microseconds added to one `/bin/true` (posix_spawn + wait), and the
+//!     trace bytes it leaves on disk;
+//! (b) a shell loop of 200 `/bin/true`: wall-time ratio under
+//!     `stallscope record` against none, and bytes on disk per process;
+//! (c) the many-small-files Python workload started through a wrapper,
+//!     `sh -c 'exec python3 ...'`, and directly: wall-time ratios.
+//!
+//! Usage: `process_cost [ROUNDS]` after `cargo build --release --workspace`.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::Context;
+use stallscope_bench::*;
+
+fn main() -> anyhow::Result<()> {
+    let rounds: usize = match std::env::args().nth(1) {
+        Some(s) => s.parse().context("ROUNDS")?,
+        None => 11,
+    };
+    let shim = built("libstallscope.so")?;
+    let cli = built("stallscope")?;
+    let py = python()?;
+    let tmp = std::env::temp_dir().join(format!("stallscope-pcost-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    let result = run(rounds, &shim, &cli, &py, &tmp);
+    let _ = std::fs::remove_dir_all(&tmp);
+    result
+}
+
+/// Files and bytes allocated on disk (st_blocks, what `du` counts) under `dir`.
+fn disk(dir: &Path) -> (u64, u64) {
+    let (mut n, mut bytes) = (0, 0);
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            if let Ok(m) = e.metadata() {
+                n += 1;
+                bytes += m.blocks() * 512;
+            }
+        }
+    }
+    (n, bytes)
+}
+
+fn run(rounds: usize, shim: &Path, cli: &Path, py: &Path, tmp: &Path) -> anyhow::Result<()> {
+    println!("stallscope per-process cost ({rounds} rounds, medians, variants interleaved)\n");
+
+    // (a) one trivial process, many times.
+    let out = tmp.join("a");
+    let (mut plain, mut traced) = (vec![], vec![]);
+    for round in 0..rounds * 40 {
+        let mut a = Command::new("/bin/true");
+        let mut b = Command::new("/bin/true");
+        b.env("LD_PRELOAD", shim)
+            .env("STALLSCOPE_OUT", &out)
+            .env("STALLSCOPE_GPU", "0");
+        let mut variants = [(&mut a, &mut plain), (&mut b, &mut traced)];
+        variants.rotate_left(round % 2);
+        for (cmd, v) in variants {
+            let t = Instant::now();
+            let st = cmd.status()?;
+            v.push(t.elapsed().as_secs_f64());
+            anyhow::ensure!(st.success(), "/bin/true failed");
+        }
+    }
+    let (files, bytes) = disk(&out);
+    let (p, t) = (median(&mut plain), median(&mut traced));
+    println!("(a) /bin/true, spawn and wait ({} each):", plain.len());
+    println!(
+        "    no shim {:7.0} us   shim {:7.0} us   added {:5.0} us per process   (target: <= 200 us)",
+        p * 1e6,
+        t * 1e6,
+        (t - p) * 1e6
+    );
+    println!(
+        "    on disk: {files} files, {bytes} bytes for {} processes   (target: <= 16 KB each)\n",
+        traced.len()
+    );
+
+    // (b) a shell loop of 200 /bin/true, under `stallscope record`.
+    let script = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done";
+    let (mut w_plain, mut w_rec, mut ratio, mut per_proc) = (vec![], vec![], vec![], vec![]);
+    for round in 0..rounds {
+        let out = tmp.join(format!("b{round}"));
+        let mut a = Command::new("sh");
+        a.args(["-c", script]);
+        let mut b = Command::new(cli);
+        b.arg("record")
+            .arg("-o")
+            .arg(&out)
+            .args(["--", "sh", "-c", script]);
+        let mut variants = [(&mut a, &mut w_plain), (&mut b, &mut w_rec)];
+        variants.rotate_left(round % 2);
+        for (cmd, v) in variants {
+            let (secs, _) = timed(cmd)?;
+            v.push(secs);
+        }
+        ratio.push(w_rec[round] / w_plain[round]);
+        let (_, bytes) = disk(&out);
+        per_proc.push(bytes as f64 / 201.0);
+        let _ = std::fs::remove_dir_all(&out);
+    }
+    let (mp, mr) = (median(&mut w_plain), median(&mut w_rec));
+    println!("(b) sh loop of 200 /bin/true, wall time:");
+    println!(
+        "    no shim {:7.1} ms   stallscope record {:7.1} ms   ratio of medians {:.3}, median of \
+         paired ratios {:.3}   (target: <= 1.3)",
+        mp * 1e3,
+        mr * 1e3,
+        mr / mp,
+        median(&mut ratio)
+    );
+    println!(
+        "    on disk: {:.0} bytes per process (201 processes)   (target: <= 16384)\n",
+        median(&mut per_proc)
+    );
+
+    // (c) many small files from Python, directly and through a wrapper.
+    let files = tmp.join("files");
+    std::fs::create_dir_all(&files)?;
+    for i in 0..20_000 {
+        std::fs::write(
+            files.join(format!("f{i:05}.txt")),
+            vec![b'a' + (i % 26) as u8; 512 + (i % 7) * 300],
+        )?;
+    }
+    let work = workload("small_files.py");
+    let wrapped = format!(
+        "exec '{}' '{}' '{}'",
+        py.display(),
+        work.display(),
+        files.display()
+    );
+    let (mut d_plain, mut d_shim, mut s_plain, mut s_shim) = (vec![], vec![], vec![], vec![]);
+    let (mut r_direct, mut r_wrapped) = (vec![], vec![]);
+    for round in 0..3 * rounds {
+        let out = tmp.join(format!("c{round}"));
+        let shimmed = |c: &mut Command| {
+            c.env("LD_PRELOAD", shim)
+                .env("STALLSCOPE_OUT", &out)
+                .env("STALLSCOPE_GPU", "0");
+        };
+        let mut dp = Command::new(py);
+        dp.arg(&work).arg(&files);
+        let mut ds = Command::new(py);
+        ds.arg(&work).arg(&files);
+        shimmed(&mut ds);
+        let mut sp = Command::new("sh");
+        sp.args(["-c", &wrapped]);
+        let mut ss = Command::new("sh");
+        ss.args(["-c", &wrapped]);
+        shimmed(&mut ss);
+        let mut variants = [
+            (&mut dp, &mut d_plain),
+            (&mut ds, &mut d_shim),
+            (&mut sp, &mut s_plain),
+            (&mut ss, &mut s_shim),
+        ];
+        variants.rotate_left(round % 4);
+        for (cmd, v) in variants {
+            let (secs, _) = timed(cmd)?;
+            v.push(secs);
+        }
+        r_direct.push(d_shim[round] / d_plain[round]);
+        r_wrapped.push(s_shim[round] / s_plain[round]);
+        let _ = std::fs::remove_dir_all(&out);
+    }
+    println!("(c) Python reading 20,000 small files, wall time of the whole job:");
+    let (dp, ds) = (median(&mut d_plain), median(&mut d_shim));
+    println!(
+        "    direct                 no shim {:7.1} ms   shim {:7.1} ms   ratio of medians {:.3}, \
+         median of paired ratios {:.3}   (target: <= 1.03)",
+        dp * 1e3,
+        ds * 1e3,
+        ds / dp,
+        median(&mut r_direct)
+    );
+    let (sp, ss) = (median(&mut s_plain), median(&mut s_shim));
+    println!(
+        "    sh -c 'exec python3'   no shim {:7.1} ms   shim {:7.1} ms   ratio of medians {:.3}, \
+         median of paired ratios {:.3}   (target: <= 1.03)",
+        sp * 1e3,
+        ss * 1e3,
+        ss / sp,
+        median(&mut r_wrapped)
+    );
+    Ok(())
+}

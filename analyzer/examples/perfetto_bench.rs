@@ -326,6 +326,7 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
         findings: vec![],
         job: Default::default(),
         minor: vec![],
+        options: vec![],
         combined: None,
     };
     (tl, diag)
@@ -358,6 +359,7 @@ fn empty_diagnosis() -> Diagnosis {
         findings: vec![],
         job: Default::default(),
         minor: vec![],
+        options: vec![],
         combined: None,
     }
 }

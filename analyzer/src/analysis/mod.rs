@@ -167,6 +167,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             findings: Vec::new(),
             minor: Vec::new(),
             combined: None,
+            options: Vec::new(),
         },
         Some((gi, att, ev, by_prec, gemm_by_name, replays)) => findings::build(&findings::Inputs {
             cx: &cx,
@@ -184,6 +185,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             findings: Vec::new(),
             minor: Vec::new(),
             combined: None,
+            options: Vec::new(),
         },
     };
     lap("findings");
@@ -194,6 +196,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         devices,
         findings: built.findings,
         minor: built.minor,
+        options: built.options,
         combined: built.combined,
         job,
     }

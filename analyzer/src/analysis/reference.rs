@@ -816,7 +816,11 @@ impl Replay {
                             Some(per) => seg_start_new + cur + squeeze((dt - last_dt).max(0), per),
                             None => seg_start_new + (dt as f64 * scale) as Ns,
                         };
-                        out.push(at.max(done));
+                        out.push(if mi + 1 == marks.len() {
+                            done
+                        } else {
+                            at.max(done)
+                        });
                         mi += 1;
                     }
                     _ => break,
@@ -836,13 +840,19 @@ impl Replay {
                 h + (len * scale) as Ns
             };
         }
+        // Marks past the last segment come before the ops launched after
+        // the window; the last one is when the GPU is done.
+        while mi < marks.len() {
+            out.push(if mi + 1 == marks.len() {
+                done
+            } else {
+                h.max(done)
+            });
+            mi += 1;
+        }
         for i in oi..self.ops.len() {
             let at = h + (self.ops[i].anchor - w1).max(0);
             schedule(i, at, &mut done);
-        }
-        while mi < marks.len() {
-            out.push(h.max(done));
-            mi += 1;
         }
         (out, h.max(done))
     }

@@ -286,6 +286,9 @@ pub struct Diagnosis {
     pub job: super::job::JobContext,
     /// Findings that save less than that, ranked the same way.
     pub minor: Vec<Finding>,
+    /// Fixes that change the numerics (FP8 where BF16 runs already): not
+    /// ranked with the findings, nor part of `combined`.
+    pub options: Vec<Finding>,
     /// Every advised fix at once.
     pub combined: Option<Combined>,
 }

@@ -28,6 +28,9 @@ pub struct Report {
     pub findings: Vec<FindingReport>,
     /// Findings that save less than half a percent of the step.
     pub minor: Vec<FindingReport>,
+    /// Fixes that change the numerics (FP8): validate accuracy first; not
+    /// ranked with the findings, nor in `combined`.
+    pub options: Vec<FindingReport>,
     /// Every advised fix at once.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub combined: Option<CombinedReport>,
@@ -324,6 +327,7 @@ impl Report {
             devices,
             findings: d.findings.iter().map(FindingReport::of).collect(),
             minor: d.minor.iter().map(FindingReport::of).collect(),
+            options: d.options.iter().map(FindingReport::of).collect(),
             combined: d.combined.as_ref().map(|c| CombinedReport {
                 est_step_ns_after: c.est_step_ns_after,
                 est_saving_ns: c.est_saving_ns,

@@ -388,6 +388,16 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
     } else if !r.devices.is_empty() {
         let _ = writeln!(o, "\nNo stall worth fixing: the GPU was busy.");
     }
+    for f in &r.options {
+        let saving = 100.0 * f.est_saving_ns as f64 / r.wall_ns.max(1) as f64;
+        let line = format!(
+            "    option: {}/{} saves {saving:.0}% (changes the numerics: validate accuracy first)",
+            f.cause, f.sub_cause
+        );
+        let _ = writeln!(o, "{}", cut(&line, WIDTH));
+        wrap(&mut o, "fix: ", &f.fix);
+        wrap(&mut o, "assumes: ", &f.assumption);
+    }
     if !r.notes.is_empty() {
         let _ = writeln!(o);
         for n in r.notes.iter().take(8) {

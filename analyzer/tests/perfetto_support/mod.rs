@@ -326,6 +326,7 @@ pub fn native() -> (Timeline, Diagnosis) {
         findings: vec![],
         job: Default::default(),
         minor: vec![],
+        options: vec![],
         combined: None,
     };
     (tl, diag)
@@ -445,6 +446,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
         findings: vec![],
         job: Default::default(),
         minor: vec![],
+        options: vec![],
         combined: None,
     };
     (tl, diag)
@@ -533,6 +535,7 @@ pub fn small() -> (Timeline, Diagnosis) {
         findings: vec![],
         job: Default::default(),
         minor: vec![],
+        options: vec![],
         combined: None,
     };
     (tl, diag)

@@ -172,11 +172,6 @@ struct LaneState {
     drain: bool,
     /// When the batch clock's last batch was ready.
     ready: Ns,
-    /// The last mark waits for the start of the next op this lane
-    /// schedules (`mark_at` once it has one): a step begins when its first
-    /// op starts on the GPU, not when the host gets there.
-    awaiting: bool,
-    mark_at: Option<Ns>,
 }
 
 impl LaneState {
@@ -242,8 +237,6 @@ impl Group {
             cur: 0,
             drain: false,
             ready: Ns::MIN / 4,
-            awaiting: false,
-            mark_at: None,
         };
         Group {
             any_speed: changes.iter().any(|c| !c.speed_identity),
@@ -288,22 +281,22 @@ impl Group {
                 }
                 Step::Mark(dt) => {
                     let dt = (*dt).max(0);
-                    self.settle_marks();
                     let last = self.out.first().is_some_and(|o| o.len() + 1 >= self.marks);
+                    let in_segment = self.seg.is_some();
                     for (st, out) in self.state.iter_mut().zip(&mut self.out) {
                         if last {
-                            // The last step ends when the work launched
-                            // before its end is done.
+                            // The last step ends on the GPU, when the work
+                            // launched before its end is done: where the
+                            // host is then says nothing of it.
                             out.push(st.done);
                             continue;
                         }
                         let at = match st.compress {
+                            _ if !in_segment => st.h,
                             Some(per) => st.compressed(dt, per, false),
                             None => st.seg_start + scaled(dt, dt as f64, st.scale),
                         };
-                        // Kept if no op follows.
                         out.push(at.max(st.done));
-                        st.awaiting = true;
                     }
                 }
                 Step::Leave => {
@@ -318,8 +311,7 @@ impl Group {
 
     /// Each lane's replayed mark times (the marks not reached wait for the
     /// end), and the end of its replay.
-    pub(super) fn finish(mut self, marks: usize) -> Vec<(Vec<Ns>, Ns)> {
-        self.settle_marks();
+    pub(super) fn finish(self, marks: usize) -> Vec<(Vec<Ns>, Ns)> {
         self.out
             .into_iter()
             .zip(&self.state)
@@ -329,16 +321,6 @@ impl Group {
                 (out, end)
             })
             .collect()
-    }
-
-    /// Gives the last mark of each lane the start of the op that followed it.
-    fn settle_marks(&mut self) {
-        for (st, out) in self.state.iter_mut().zip(&mut self.out) {
-            st.awaiting = false;
-            if let (Some(t), Some(m)) = (st.mark_at.take(), out.last_mut()) {
-                *m = t;
-            }
-        }
     }
 
     fn enter(&mut self, s: &Seg) {
@@ -436,10 +418,6 @@ impl Group {
             None if !self.general => {
                 for (st, free) in self.state.iter_mut().zip(free) {
                     let start = (at(st) + lat).max(*free);
-                    if st.awaiting {
-                        st.awaiting = false;
-                        st.mark_at = Some(start);
-                    }
                     let end = start + op.dur;
                     *free = end;
                     st.done = st.done.max(end);
@@ -449,10 +427,6 @@ impl Group {
             None => {
                 for ((st, free), c) in self.state.iter_mut().zip(free).zip(&self.changes) {
                     let start = (at(st) + c.lat(op)).max(*free);
-                    if st.awaiting {
-                        st.awaiting = false;
-                        st.mark_at = Some(start);
-                    }
                     let end = start + c.dur(op);
                     *free = end;
                     st.done = st.done.max(end);
@@ -475,10 +449,6 @@ impl Group {
                         (sp.not_before, sp.extra)
                     };
                     let start = (at(st) + c.lat(op)).max(*free).max(after_dep) + extra;
-                    if st.awaiting {
-                        st.awaiting = false;
-                        st.mark_at = Some(start);
-                    }
                     let dur = if c.drop_offload && sp.offload {
                         0
                     } else {

@@ -219,8 +219,6 @@ impl Replays {
             (Some(x), Precision::Bf16 | Precision::Fp16) => x,
             _ => 1.0,
         };
-        // Every fix at once: FP8 only applies where nothing is left in FP32.
-        let all_speed = |p: Precision| speedup(p) * fp8_speed(p);
         let fix_change = |f: Fix| -> Option<Change> {
             let none = Change::none();
             let c = match f {
@@ -321,7 +319,7 @@ impl Replays {
                 ]
             },
             drop_offload: true,
-            speedup: &all_speed,
+            speedup: &speedup,
             per_launch_ns: Some(GRAPH_LAUNCH_NS),
             drop_host_work: true,
             batches: data.map(|d| d.clock),

@@ -278,3 +278,36 @@ fn dlrm_ranks_together_name_the_straggler() {
         .unwrap();
     assert!(me.waited_ns < max_other, "{:?}", cmp.lateness);
 }
+
+/// ns_resolution_trace (V100) is 97% busy with FP32 GEMMs: the precision
+/// finding is the one that matters, it ranks first, and before Ampere it is
+/// FP16 autocast with a GradScaler, never BF16. Its saving comes from the
+/// replay (the GPU-bound steps end when the GPU is done).
+#[test]
+fn gpu_bound_fp32_v100_ranks_precision_first() {
+    let tl = trace(
+        "HolisticTraceAnalysis/tests/data/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    );
+    let d = diagnose(&tl);
+    let f = d
+        .findings
+        .first()
+        .unwrap_or_else(|| panic!("no findings:\n{}", table(&d)));
+    assert_eq!(
+        (f.cause.as_str(), f.sub_cause.as_str()),
+        ("precision", "fp32"),
+        "{}",
+        table(&d)
+    );
+    assert!(
+        f.est_saving_ns as f64 > 0.05 * wall(&d) as f64,
+        "{}",
+        table(&d)
+    );
+    assert!(
+        f.fix.contains("float16") && f.fix.contains("GradScaler") && !f.fix.contains("bfloat16"),
+        "{}",
+        f.fix
+    );
+    assert!(f.assumption.contains("Volta"), "{}", f.assumption);
+}

@@ -143,10 +143,8 @@ fn simple_add_is_all_start_up_with_no_steady_state_findings() {
 }
 
 /// The advice half of the start-up expectation: no model-fitting advice
-/// without OOM, retries or offload. The fix texts are issue 12's advice
-/// work (analysis/advice.rs), not the start-up detection.
+/// without OOM, retries or offload (analysis/advice.rs gates it).
 #[test]
-#[ignore = "needs the evidence rules of analysis/advice.rs (memory/alloc still says 'make the model fit')"]
 fn start_up_traces_get_no_model_fitting_advice() {
     for rel in [
         "HolisticTraceAnalysis/tests/data/critical_path/alexnet",

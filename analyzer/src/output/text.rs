@@ -160,6 +160,12 @@ fn idle_causes(d: &DeviceReport) -> Vec<(&'static str, i64)> {
     causes
 }
 
+/// Notes about the steps and start-up, shown under the header (and only
+/// there), since they qualify every figure below them.
+fn shown_under_header(n: &str) -> bool {
+    n.contains("cut off") || n.contains("mostly start-up")
+}
+
 pub fn render(r: &Report, perfetto: Option<&str>) -> String {
     let r = &terminal_safe(r);
     let mut o = String::new();
@@ -261,11 +267,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         );
         let _ = writeln!(o, "{}", cut(&line, 100));
     }
-    for n in r
-        .notes
-        .iter()
-        .filter(|n| n.contains("cut off") || n.contains("mostly start-up"))
-    {
+    for n in r.notes.iter().filter(|n| shown_under_header(n)) {
         let _ = writeln!(o, "note: {}", cut(n, 94));
     }
     if let Some(p) = r.periodic_text(dur) {
@@ -398,17 +400,14 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         wrap(&mut o, "fix: ", &f.fix);
         wrap(&mut o, "assumes: ", &f.assumption);
     }
-    if !r.notes.is_empty() {
+    let rest: Vec<&String> = r.notes.iter().filter(|n| !shown_under_header(n)).collect();
+    if !rest.is_empty() {
         let _ = writeln!(o);
-        for n in r.notes.iter().take(8) {
+        for n in rest.iter().take(8) {
             wrap(&mut o, "note: ", n);
         }
-        if r.notes.len() > 8 {
-            let _ = writeln!(
-                o,
-                "    ({} more notes in the JSON report)",
-                r.notes.len() - 8
-            );
+        if rest.len() > 8 {
+            let _ = writeln!(o, "    ({} more notes in the JSON report)", rest.len() - 8);
         }
     }
     if let Some(p) = perfetto {

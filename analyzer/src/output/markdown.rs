@@ -4,7 +4,6 @@ use std::fmt::Write;
 
 use super::report::Report;
 use super::text::dur;
-use crate::analysis::Cause;
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -37,20 +36,7 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "|---|---:|---:|---|");
         for d in &r.devices {
             let idle = r.idle_pct(d);
-            let mut causes: Vec<(&str, i64)> = Cause::ALL
-                .iter()
-                .map(|c| {
-                    (
-                        c.name(),
-                        d.idle_by_cause_ns
-                            .get(c.name())
-                            .and_then(|v| v.as_i64())
-                            .unwrap_or(0),
-                    )
-                })
-                .filter(|(_, v)| *v > 0)
-                .collect();
-            causes.sort_by_key(|c| std::cmp::Reverse(c.1));
+            let causes = d.idle_causes();
             let top: Vec<String> = causes
                 .iter()
                 .take(3)

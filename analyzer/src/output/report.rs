@@ -168,6 +168,22 @@ impl FindingReport {
     }
 }
 
+impl DeviceReport {
+    /// The causes with idle time, most first.
+    pub fn idle_causes(&self) -> Vec<(&'static str, i64)> {
+        let mut causes: Vec<(&'static str, i64)> = Cause::ALL
+            .iter()
+            .map(|c| {
+                let ns = self.idle_by_cause_ns.get(c.name()).and_then(|v| v.as_i64());
+                (c.name(), ns.unwrap_or(0))
+            })
+            .filter(|(_, v)| *v > 0)
+            .collect();
+        causes.sort_by_key(|c| std::cmp::Reverse(c.1));
+        causes
+    }
+}
+
 impl Report {
     pub fn build(tl: &Timeline, d: &Diagnosis) -> Report {
         let (w0, w1) = d.window;

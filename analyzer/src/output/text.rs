@@ -6,7 +6,6 @@
 use std::fmt::Write;
 
 use super::report::{DeviceReport, Report};
-use crate::analysis::Cause;
 use crate::analysis::ranks::RankComparison;
 
 /// The widest line the text report writes.
@@ -142,22 +141,19 @@ pub fn device_label(d: &DeviceReport) -> String {
     }
 }
 
-fn idle_causes(d: &DeviceReport) -> Vec<(&'static str, i64)> {
-    let mut causes: Vec<(&str, i64)> = Cause::ALL
-        .iter()
-        .map(|c| {
-            (
-                c.name(),
-                d.idle_by_cause_ns
-                    .get(c.name())
-                    .and_then(|v| v.as_i64())
-                    .unwrap_or(0),
-            )
-        })
-        .filter(|(_, v)| *v > 0)
-        .collect();
-    causes.sort_by_key(|c| std::cmp::Reverse(c.1));
-    causes
+/// A what-if as "step 87 ms -> 40 ms" (the window without steps), and its
+/// saving in percent of the window.
+fn before_after(r: &Report, step_after: i64, saving_ns: i64) -> (String, f64) {
+    let step = if r.steps.count > 0 {
+        format!("step {} -> {}", dur(r.steps.mean_ns), dur(step_after))
+    } else {
+        format!(
+            "window {} -> {}",
+            dur(r.wall_ns),
+            dur(r.wall_ns - saving_ns)
+        )
+    };
+    (step, 100.0 * saving_ns as f64 / r.wall_ns.max(1) as f64)
 }
 
 /// Notes about the steps and start-up, shown under the header (and only
@@ -283,7 +279,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             idle
         );
         let _ = writeln!(o, "{}", cut(&line, WIDTH));
-        for (c, v) in idle_causes(d).iter().take(5) {
+        for (c, v) in d.idle_causes().iter().take(5) {
             let pct = 100.0 * *v as f64 / r.wall_ns.max(1) as f64;
             if pct < 0.5 {
                 continue;
@@ -332,20 +328,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             } else {
                 format!("{}/{}", f.cause, f.sub_cause)
             };
-            let saving = 100.0 * f.est_saving_ns as f64 / r.wall_ns.max(1) as f64;
-            let step = if r.steps.count > 0 {
-                format!(
-                    "step {} -> {}",
-                    dur(r.steps.mean_ns),
-                    dur(f.est_step_ns_after)
-                )
-            } else {
-                format!(
-                    "window {} -> {}",
-                    dur(r.wall_ns),
-                    dur(r.wall_ns - f.est_saving_ns)
-                )
-            };
+            let (step, saving) = before_after(r, f.est_step_ns_after, f.est_saving_ns);
             let line = format!(
                 "{:>2}. {:<20} {step:<28} saves {saving:.0}%",
                 i + 1,
@@ -357,20 +340,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             wrap(&mut o, "assumes: ", &f.assumption);
         }
         if let Some(c) = &r.combined {
-            let saving = 100.0 * c.est_saving_ns as f64 / r.wall_ns.max(1) as f64;
-            let step = if r.steps.count > 0 {
-                format!(
-                    "step {} -> {}",
-                    dur(r.steps.mean_ns),
-                    dur(c.est_step_ns_after)
-                )
-            } else {
-                format!(
-                    "window {} -> {}",
-                    dur(r.wall_ns),
-                    dur(r.wall_ns - c.est_saving_ns)
-                )
-            };
+            let (step, saving) = before_after(r, c.est_step_ns_after, c.est_saving_ns);
             let _ = writeln!(
                 o,
                 "    {:<20} {step:<28} saves {saving:.0}%",

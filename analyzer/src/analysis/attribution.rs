@@ -428,15 +428,18 @@ impl State<'_, '_, '_> {
             Act::Cpu => {
                 let len = (s.end - s.start).max(1) as f64;
                 let delayed = cx.run_delay_at(who, s.end) - cx.run_delay_at(who, s.start);
+                // A long stretch without launches is host work whether or
+                // not it waited for a CPU: its fix (off the loop) is the same,
+                // and its what-if is the host-work lane. Run-queue delay
+                // names dispatch in a launch burst (see `whatif::in_burst`).
                 let sub = if s.sub == Sub::GIL {
                     "gil"
-                } else if delayed > 0.25 * len {
-                    "contention"
                 } else if s.sub == Sub::SLEEP {
                     "sleep"
                 } else if host_work {
-                    // Not dispatch in a launch burst (see `whatif::in_burst`).
                     "host-work"
+                } else if delayed > 0.25 * len {
+                    "contention"
                 } else {
                     "python"
                 };

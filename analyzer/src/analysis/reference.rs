@@ -505,12 +505,12 @@ fn classify_piece(
             let delayed = cx.run_delay_at(who, s.end) - cx.run_delay_at(who, s.start);
             let sub = if s.sub == Sub::GIL {
                 "gil"
-            } else if delayed > 0.25 * len {
-                "contention"
             } else if s.sub == Sub::SLEEP {
                 "sleep"
             } else if host_work {
                 "host-work"
+            } else if delayed > 0.25 * len {
+                "contention"
             } else {
                 "python"
             };

@@ -37,6 +37,8 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Training or inference, serving engine, graphs, DataLoader.
     pub job: JobContext,
+    /// The host side: I/O wait, CPU and roles by process, lost records.
+    pub host: HostReport,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hta_compat: Option<serde_json::Value>,
 }
@@ -143,6 +145,50 @@ pub struct FindingReport {
     /// Whole names of the kernels the evidence cites (shortened there).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<String>,
+}
+
+/// The host side of a recording, shown in every report and the whole of a
+/// host-only one. Kineto traces fill only what they hold.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HostReport {
+    /// I/O wait by filesystem ("ext4", "nfs", "fuse", ...), longest first.
+    pub io_by_fs: Vec<IoWaitReport>,
+    /// I/O wait by file, longest first (the top files; the rest are summed
+    /// into the filesystem rows).
+    pub io_by_file: Vec<IoWaitReport>,
+    /// Every process, by CPU time, most first.
+    pub processes: Vec<HostProcessReport>,
+    /// Records the shim could not write (ring full), over all processes.
+    pub dropped_records: u64,
+    /// Damage found while reading: files or chunks skipped, with where.
+    pub damage: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IoWaitReport {
+    /// A filesystem name, or a file's path.
+    pub what: String,
+    /// The filesystem (for a file row, the one it lives on).
+    pub fs: String,
+    /// Time threads spent blocked in reads and writes on it.
+    pub wait_ns: i64,
+    pub bytes: u64,
+    pub calls: u64,
+    /// Bytes over wait time: the throughput the job actually got.
+    pub mb_per_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HostProcessReport {
+    pub pid: u32,
+    pub ppid: u32,
+    /// "trainer", "worker", "launcher" or "other".
+    pub role: &'static str,
+    pub command: String,
+    pub cpu_ns: i64,
+    pub io_wait_ns: i64,
+    pub start_ns: i64,
+    pub end_ns: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -378,6 +424,7 @@ impl Report {
                 }))
                 .collect(),
             job: d.job.clone(),
+            host: HostReport::default(),
             hta_compat: None,
         }
     }

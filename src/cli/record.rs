@@ -331,15 +331,20 @@ fn report(out: &Path) {
         }
     }
     if files == 0 {
+        // A process writes its file on its first record, so an empty
+        // directory usually means a job too short or too quiet to record.
+        let log = out.join(LOG_NAME);
+        let why = if log.metadata().is_ok_and(|m| m.len() > 0) {
+            format!("see the messages in {}", log.display())
+        } else {
+            "no process recorded anything: a file is written on a process's first \
+             record (I/O or a wait over the span threshold, a CPU sample, GPU activity)"
+                .to_string()
+        };
         let _ = writeln!(
             std::io::stderr(),
-            "stallscope: no trace was written to {} (see the messages above{})",
-            out.display(),
-            if out.join(LOG_NAME).exists() {
-                format!(" and in {LOG_NAME} there")
-            } else {
-                String::new()
-            }
+            "stallscope: no trace was written to {}: {why}",
+            out.display()
         );
         return;
     }

@@ -256,7 +256,10 @@ fn suffixed(p: &Path, i: usize) -> PathBuf {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("TraceError", m.py().get_type::<TraceError>())?;
+    let trace_error = m.py().get_type::<TraceError>();
+    // Shown as stallscope.TraceError, where users catch it.
+    trace_error.setattr("__module__", "stallscope")?;
+    m.add("TraceError", trace_error)?;
     m.add_class::<NativeReport>()?;
     m.add_function(wrap_pyfunction!(analyze_paths, m)?)?;
     m.add_function(wrap_pyfunction!(analyze_bytes, m)?)?;

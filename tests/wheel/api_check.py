@@ -2,6 +2,7 @@
 usage: api_check.py OUT_DIR BAD_TRACE WORKLOAD TRACE..."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -28,7 +29,8 @@ def expect_trace_error(f, *args):
 
 def main():
     out, bad, workload, traces = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-    os.makedirs(out, exist_ok=True)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
     try:
         import pandas  # noqa: F401
     except ImportError:
@@ -66,6 +68,7 @@ def main():
 
     # Reader errors: TraceError with the reader's message (the CLI's too).
     assert issubclass(stallscope.TraceError, Exception)
+    assert stallscope.TraceError.__module__ == "stallscope"
     msg = expect_trace_error(stallscope.analyze, bad)
     c = cli("analyze", bad)
     assert c.returncode != 0 and msg in c.stderr, (msg, c.stderr)

@@ -7,7 +7,9 @@ use anyhow::{Context, bail};
 pub const SHIM_NAME: &str = "libstallscope.so";
 
 /// The shim library: `STALLSCOPE_SHIM`, else beside the executable (a cargo
-/// target directory), else `../lib/stallscope/` relative to it (an install).
+/// target directory), else `../lib/stallscope/` relative to it (an install),
+/// else `../` relative to it (the Python wheel: `stallscope/bin/stallscope`
+/// and `stallscope/libstallscope.so` beside the module, see python/).
 pub fn find() -> anyhow::Result<PathBuf> {
     if let Some(p) = std::env::var_os("STALLSCOPE_SHIM") {
         let p = PathBuf::from(p);
@@ -21,6 +23,7 @@ pub fn find() -> anyhow::Result<PathBuf> {
     let candidates = [
         dir.join(SHIM_NAME),
         dir.join("../lib/stallscope").join(SHIM_NAME),
+        dir.join("..").join(SHIM_NAME),
     ];
     for c in &candidates {
         if c.is_file() {
@@ -29,10 +32,10 @@ pub fn find() -> anyhow::Result<PathBuf> {
                 .with_context(|| format!("resolving {}", c.display()));
         }
     }
+    let looked: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
     bail!(
-        "cannot find {SHIM_NAME} (looked in {} and {}); build it with `cargo build --release --workspace` \
+        "cannot find {SHIM_NAME} (looked in {}); build it with `cargo build --release --workspace` \
          or point STALLSCOPE_SHIM at it",
-        candidates[0].display(),
-        candidates[1].display()
+        looked.join(", ")
     )
 }

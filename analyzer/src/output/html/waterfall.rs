@@ -171,7 +171,7 @@ fn chart(out: &mut String, p: &Part) {
         svg::text(out, x(t), axis_y + 12.0, "middle", "tick", &dur(t));
     }
     let caption = match &r.combined {
-        Some(c) if !c.assumption.is_empty() => format!("Every fix at once: {}", c.assumption),
+        Some(c) if !c.assumption.is_empty() => format!("The combined what-if: {}.", c.assumption),
         _ => String::new(),
     };
     svg::close(out, &caption);

@@ -10,12 +10,7 @@ pub const W: f64 = 960.0;
 
 /// Opens `<figure><svg data-chart=NAME>`; `label` is the chart's accessible name.
 pub fn open(out: &mut String, name: &str, h: f64, label: &str) {
-    let _ = write!(
-        out,
-        "<figure class=\"chart\"><svg data-chart=\"{name}\" viewBox=\"0 0 {W} {h:.0}\" \
-         role=\"img\" aria-label=\"{}\">\n",
-        esc(label)
-    );
+    open_w(out, name, W, h, label);
 }
 
 pub fn close(out: &mut String, caption: &str) {
@@ -118,10 +113,10 @@ pub fn ticks_ns(max: i64, n: usize) -> Vec<i64> {
 
 /// Like [`open`], for a chart `w` units wide (half-width charts side by side).
 pub fn open_w(out: &mut String, name: &str, w: f64, h: f64, label: &str) {
-    let _ = write!(
+    let _ = writeln!(
         out,
         "<figure class=\"chart\"><svg data-chart=\"{name}\" viewBox=\"0 0 {w:.0} {h:.0}\" \
-         role=\"img\" aria-label=\"{}\">\n",
+         role=\"img\" aria-label=\"{}\">",
         esc(label)
     );
 }

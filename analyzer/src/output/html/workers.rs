@@ -16,6 +16,9 @@ const MAX_WORKERS: usize = 8;
 const BUCKETS: usize = 120;
 
 const L: f64 = 150.0;
+
+/// A worker's name, CPU cores and I/O share per bucket, CPU and I/O time.
+type Row = (String, Vec<f64>, Vec<f64>, f64, Ns);
 const ROW: f64 = 40.0;
 
 pub fn section(out: &mut String, p: &Part) {
@@ -42,7 +45,7 @@ pub fn section(out: &mut String, p: &Part) {
     };
     let bucket = ((b - a) as f64 / BUCKETS as f64).max(1.0);
     // Per worker: CPU cores and I/O share per bucket.
-    let mut rows: Vec<(String, Vec<f64>, Vec<f64>, f64, Ns)> = workers
+    let mut rows: Vec<Row> = workers
         .iter()
         .map(|&i| {
             let pr = &p.tl.processes[i];

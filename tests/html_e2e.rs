@@ -280,3 +280,20 @@ fn amd_mi300x_trace() {
     );
     assert!(page.contains("AMD CDNA3"));
 }
+
+#[test]
+fn a_page_that_cannot_be_written_is_named() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/dataloader-cpu");
+    let out = Command::new(stallscope())
+        .arg("analyze")
+        .arg(&dir)
+        .args(["-q", "--html", "/nonexistent/dir/report.html"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write /nonexistent/dir/report.html"),
+        "{err}"
+    );
+}

@@ -1,5 +1,5 @@
-//! `stallscope analyze`: the diagnosis, as text plus optional JSON, Markdown and
-//! Perfetto outputs written in one pass.
+//! `stallscope analyze`: the diagnosis, as text plus optional JSON, Markdown,
+//! HTML and Perfetto outputs written in one pass.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Args;
 use stallscope_analyzer::analysis::{self, hta, ranks};
 use stallscope_analyzer::model::Timeline;
-use stallscope_analyzer::output::{markdown, perfetto, report::Report, text};
+use stallscope_analyzer::output::{html, markdown, perfetto, report::Report, text};
 
 use super::load;
 
@@ -31,6 +31,10 @@ pub struct AnalyzeArgs {
     /// Write the report as Markdown (for CI summaries and PR comments)
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+
+    /// Write the report as one self-contained HTML page (charts, works offline)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 
     /// Write a Perfetto trace to open in ui.perfetto.dev
     #[arg(long, value_name = "FILE")]
@@ -83,14 +87,14 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         .any(|p| p.as_ref().is_some_and(|p| p.as_os_str() == "-"));
     let mut reports = Vec::new();
     let mut shown_paths = Vec::new();
-    for (i, ((tl, diag), hta)) in timelines.iter().zip(diags).zip(htas).enumerate() {
-        let mut report = Report::build(tl, &diag);
+    for (i, ((tl, diag), hta)) in timelines.iter().zip(&diags).zip(htas).enumerate() {
+        let mut report = Report::build(tl, diag);
         if let Some(h) = hta {
             report.hta_compat = Some(serde_json::to_value(h).context("encoding HTA figures")?);
         }
         if let Some(p) = &a.perfetto {
             let path = if multi { suffixed(p, i) } else { p.clone() };
-            write_perfetto(tl, &diag, &path, a.quiet)?;
+            write_perfetto(tl, diag, &path, a.quiet)?;
         }
         shown_paths.push(
             a.perfetto
@@ -138,6 +142,15 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join("\n");
         write_out(p, &body)?;
+    }
+    if let Some(p) = &a.html {
+        let parts: Vec<html::Part> = timelines
+            .iter()
+            .zip(&diags)
+            .zip(&reports)
+            .map(|((tl, diag), report)| html::Part { tl, diag, report })
+            .collect();
+        write_out(p, &html::render(&parts, comparison.as_ref()))?;
     }
     if timing {
         eprintln!("timing: total {:.3} s", t0.elapsed().as_secs_f64());

@@ -1,6 +1,8 @@
 //! Outputs: render a timeline and its diagnosis. Outputs never reach back into
 //! readers.
 
+pub mod colors;
+pub mod html;
 pub mod markdown;
 pub mod perfetto;
 pub mod report;

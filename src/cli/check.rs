@@ -53,7 +53,12 @@ pub struct CheckArgs {
 
     /// With --baseline: the growth allowed, in percent, of the mean step and of
     /// each cause's idle time per step (with a floor of 1% of the baseline step)
-    #[arg(long, value_name = "PCT", requires = "baseline")]
+    #[arg(
+        long,
+        value_name = "PCT",
+        requires = "baseline",
+        allow_negative_numbers = true
+    )]
     pub max_regression: Option<f64>,
 
     /// Write the JSON report too (with --baseline: the comparison, schema
@@ -167,10 +172,7 @@ fn against_baseline(a: &CheckArgs, baseline: &Path) -> anyhow::Result<ExitCode> 
         bail!("--max-regression wants a percentage of 0 or more, got {max}");
     }
     let [trace] = a.traces.as_slice() else {
-        bail!(
-            "--baseline compares one run (got {} paths)",
-            a.traces.len()
-        );
+        bail!("--baseline compares one run (got {} paths)", a.traces.len());
     };
     let base = super::diff::load_side(baseline, a.strict)?;
     let now = super::diff::load_side(trace, a.strict)?;

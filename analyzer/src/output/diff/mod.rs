@@ -108,7 +108,7 @@ pub struct Prediction {
     pub measured_saving_ns: i64,
     pub measured_step_ns: i64,
     /// |predicted - measured| / measured saving, in percent; absent when
-    /// the measured saving is zero.
+    /// nothing was saved (the step stayed or grew).
     pub error_pct: Option<f64>,
 }
 
@@ -335,8 +335,9 @@ fn predict(b: &SavedReport, a: &SavedReport, fixed: &[&SavedFinding]) -> Option<
         predicted_step_ns: predicted_step,
         measured_saving_ns: measured,
         measured_step_ns: measured_step,
-        error_pct: (measured != 0)
-            .then(|| 100.0 * (predicted - measured).abs() as f64 / measured.abs() as f64),
+        // Against no saving, or a step that grew, no error is meaningful.
+        error_pct: (measured > 0)
+            .then(|| 100.0 * (predicted - measured).abs() as f64 / measured as f64),
     })
 }
 

@@ -18,7 +18,12 @@ fn finding(cause: &str, sub: &str, after_ms: i64) -> SavedFinding {
 
 /// A report of `steps` steps of `mean_ms`, one GPU idle by `idle` (ms per
 /// step, by cause).
-fn report(steps: usize, mean_ms: i64, idle: &[(&str, i64)], findings: Vec<SavedFinding>) -> SavedReport {
+fn report(
+    steps: usize,
+    mean_ms: i64,
+    idle: &[(&str, i64)],
+    findings: Vec<SavedFinding>,
+) -> SavedReport {
     let by: BTreeMap<String, i64> = idle
         .iter()
         .map(|(c, ms)| (c.to_string(), ms * MS * steps as i64))
@@ -105,7 +110,11 @@ fn findings_resolved_new_and_remaining_match_by_cause_and_sub_cause() {
         10,
         100,
         &[],
-        vec![finding("data", "cpu", 60), finding("sync", "item", 90), finding("io", "nfs", 95)],
+        vec![
+            finding("data", "cpu", 60),
+            finding("sync", "item", 90),
+            finding("io", "nfs", 95),
+        ],
     );
     let mut a = report(
         10,
@@ -120,7 +129,10 @@ fn findings_resolved_new_and_remaining_match_by_cause_and_sub_cause() {
     };
     assert_eq!(
         labels(&d.resolved),
-        [("data/cpu".to_string(), "gone"), ("io/nfs".to_string(), "minor")]
+        [
+            ("data/cpu".to_string(), "gone"),
+            ("io/nfs".to_string(), "minor")
+        ]
     );
     assert_eq!(labels(&d.new), [("data/io".to_string(), "new")]);
     // sync/item saved 10 ms a step and still saves 7 ms: not fixed.
@@ -161,7 +173,11 @@ fn a_slower_after_has_no_error_against_a_zero_saving_and_says_slower() {
     let a = report(10, 110, &[], vec![]);
     let d = compare(&b, &a);
     let line = text::prediction_line(&d).unwrap();
-    assert!(line.contains("measured 10 ms slower"), "{line}");
+    assert!(
+        line.ends_with("measured none: the step grew by 10 ms (100 ms -> 110 ms)"),
+        "{line}"
+    );
+    assert_eq!(d.prediction.as_ref().unwrap().error_pct, None);
 }
 
 #[test]
@@ -184,7 +200,11 @@ fn check_limits_name_the_growth_and_floor_small_causes() {
     let sync = l.iter().find(|l| l.what == "sync idle").unwrap();
     assert!(!sync.broken);
     assert_eq!(sync.allowed_ns, 3_500_000);
-    assert!(sync.describe().ends_with("<= the 4 ms allowed"), "{}", sync.describe());
+    assert!(
+        sync.describe().ends_with("<= the 4 ms allowed"),
+        "{}",
+        sync.describe()
+    );
     // Within 20% everything passes.
     assert!(limits(&d, 20.0).iter().all(|l| !l.broken));
     // A cause new in AFTER, over the floor.
@@ -192,7 +212,10 @@ fn check_limits_name_the_growth_and_floor_small_causes() {
     let l = limits(&compare(&b, &c), 10.0);
     let io = l.iter().find(|l| l.what == "io idle").unwrap();
     assert!(io.broken);
-    assert_eq!(io.describe(), "io idle 10 ms a step vs baseline 0 ns: +10 ms > the 4 ms allowed");
+    assert_eq!(
+        io.describe(),
+        "io idle 10 ms a step vs baseline 0 ns: +10 ms > the 4 ms allowed"
+    );
 }
 
 #[test]
@@ -202,14 +225,28 @@ fn renderers_show_the_same_story() {
     let d = compare(&b, &a);
     let line = text::prediction_line(&d).unwrap();
     let t = render_text(&d);
-    assert!(t.lines().all(|l| l.chars().count() <= crate::output::text::WIDTH), "{t}");
-    assert!(t.contains("mean step") && t.contains("-48 ms") && t.contains("-53.3%"), "{t}");
-    assert!(t.contains("Resolved findings") && t.contains("data/cpu"), "{t}");
-    assert!(t.contains("New findings") && t.contains("sync/<item>"), "{t}");
+    assert!(
+        t.lines()
+            .all(|l| l.chars().count() <= crate::output::text::WIDTH),
+        "{t}"
+    );
+    assert!(
+        t.contains("mean step") && t.contains("-48 ms") && t.contains("-53.3%"),
+        "{t}"
+    );
+    assert!(
+        t.contains("Resolved findings") && t.contains("data/cpu"),
+        "{t}"
+    );
+    assert!(
+        t.contains("New findings") && t.contains("sync/<item>"),
+        "{t}"
+    );
     // The prediction line may wrap in the text; its words are all there.
     let words: Vec<&str> = t.split_whitespace().collect();
     assert!(
-        words.windows(line.split_whitespace().count())
+        words
+            .windows(line.split_whitespace().count())
             .any(|w| w.join(" ") == line),
         "{t}"
     );
@@ -217,6 +254,9 @@ fn renderers_show_the_same_story() {
     assert!(m.contains(&line) && m.contains("| data/cpu |"), "{m}");
     let h = render_html(&d);
     assert!(h.contains(&line.replace('>', "&gt;")), "{h}");
-    assert!(h.contains("sync/&lt;item&gt;") && !h.contains("<item>"), "{h}");
+    assert!(
+        h.contains("sync/&lt;item&gt;") && !h.contains("<item>"),
+        "{h}"
+    );
     assert!(!h.contains("http"), "an HTML diff fetches nothing");
 }

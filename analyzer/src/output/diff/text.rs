@@ -43,39 +43,41 @@ fn row(o: &mut String, label: &str, c: &Change) {
     );
 }
 
-/// "the data/cpu fix predicted 49 ms saved a step (90 ms -> 41 ms); measured
-/// 48 ms (90 ms -> 42 ms): error 2.1%".
+/// "data/cpu fix predicted 49 ms a step (90 ms -> 41 ms); measured 48 ms
+/// (90 ms -> 42 ms): error 2.1%".
 pub fn prediction_line(d: &Diff) -> Option<String> {
     let p = d.prediction.as_ref()?;
     let basis = match p.basis {
-        "combined" => " (combined estimate)",
-        "sum" => " (sum of their estimates)",
+        "combined" => ", combined estimate",
+        "sum" => ", sum of their estimates",
         _ => "",
     };
     let before = p.predicted_step_ns + p.predicted_saving_ns;
-    let error = match p.error_pct {
-        Some(e) => format!("error {e:.1}%"),
-        None => "no measured saving to compare".into(),
+    let measured = match p.error_pct {
+        Some(e) => format!(
+            "measured {} ({} -> {}): error {e:.1}%",
+            dur(p.measured_saving_ns),
+            dur(before),
+            dur(p.measured_step_ns)
+        ),
+        None => format!(
+            "measured none: the step {} ({} -> {})",
+            if p.measured_saving_ns < 0 {
+                format!("grew by {}", dur(-p.measured_saving_ns))
+            } else {
+                "stayed".to_string()
+            },
+            dur(before),
+            dur(p.measured_step_ns)
+        ),
     };
     Some(format!(
-        "{} predicted {} a step{basis} ({} -> {}); measured {} ({} -> {}): {error}",
+        "{} predicted {} a step ({} -> {}{basis}); {measured}",
         p.label(),
         dur(p.predicted_saving_ns),
         dur(before),
         dur(p.predicted_step_ns),
-        signed_saving(p.measured_saving_ns),
-        dur(before),
-        dur(p.measured_step_ns),
     ))
-}
-
-/// A saving; a negative one is a step that grew.
-fn signed_saving(ns: i64) -> String {
-    if ns < 0 {
-        format!("{} slower", dur(-ns))
-    } else {
-        dur(ns)
-    }
 }
 
 /// Wraps `text` at [`WIDTH`] columns, continuation lines indented.

@@ -190,14 +190,20 @@ mod tests {
         v.as_object_mut().unwrap().remove("steps");
         let e = SavedReport::parse(&serde_json::to_vec(&v).unwrap(), "b.json").unwrap_err();
         let s = e.to_string();
-        assert!(s.starts_with("b.json: ") && s.contains("missing field `steps`"), "{s}");
+        assert!(
+            s.starts_with("b.json: ") && s.contains("missing field `steps`"),
+            "{s}"
+        );
 
         v = minimal();
         v["schema"] = "stallscope.report.v9".into();
         let s = SavedReport::parse(&serde_json::to_vec(&v).unwrap(), "c.json")
             .unwrap_err()
             .to_string();
-        assert!(s.contains("c.json") && s.contains("stallscope.report.v9"), "{s}");
+        assert!(
+            s.contains("c.json") && s.contains("stallscope.report.v9"),
+            "{s}"
+        );
 
         v["schema"] = "stallscope.report.v1.multi".into();
         let s = SavedReport::parse(&serde_json::to_vec(&v).unwrap(), "d.json")
@@ -208,7 +214,10 @@ mod tests {
         let s = SavedReport::parse(b"{\"traceEvents\": [", "e.json")
             .unwrap_err()
             .to_string();
-        assert!(s.starts_with("e.json: not a stallscope report: not JSON"), "{s}");
+        assert!(
+            s.starts_with("e.json: not a stallscope report: not JSON"),
+            "{s}"
+        );
     }
 
     #[test]

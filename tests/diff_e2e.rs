@@ -6,6 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
 
 use common::*;
 use serde_json::Value;
@@ -74,21 +75,40 @@ fn corpus_kineto(rel: &str) -> PathBuf {
     p
 }
 
-/// The slow DataLoader worker (90 ms of CPU a batch for 40 ms of GPU work)
-/// against the fixed one: BEFORE's data/cpu finding predicted the step after
-/// the fix; the diff's prediction line prints the error of that prediction
-/// as the two reports give it, and the prediction holds.
-#[test]
-fn diff_of_a_data_bound_run_and_its_fix_checks_the_prediction() {
+/// The scenarios measure time: two at once on a small machine would create
+/// the CPU contention they are not about.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// A scenario recorded before and after its fix, and their diff.
+struct Pair {
+    tmp: tempfile::TempDir,
+    slow: PathBuf,
+    slow_json: PathBuf,
+    fixed: PathBuf,
+    fixed_json: PathBuf,
+    md: PathBuf,
+    html: PathBuf,
+    d: Value,
+    line: String,
+    before: i64,
+    measured: i64,
+}
+
+/// Records `scenario` and its fix, whose top finding in BEFORE is
+/// `cause/sub`; diffs them, and checks that the prediction line prints the
+/// error of that finding's prediction as the two reports give it, and that
+/// the prediction holds.
+fn prediction_holds(scenario: &str, cause: &str, sub: &str) -> Pair {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let (slow, slow_json) = record(tmp.path(), "data_cpu", false);
-    let (fixed, fixed_json) = record(tmp.path(), "data_cpu", true);
+    let (slow, slow_json) = record(tmp.path(), scenario, false);
+    let (fixed, fixed_json) = record(tmp.path(), scenario, true);
     let (b, a) = (read_json(&slow_json), read_json(&fixed_json));
 
     let top = &b["findings"][0];
     assert_eq!(
         (top["cause"].as_str(), top["sub_cause"].as_str()),
-        (Some("data"), Some("cpu")),
+        (Some(cause), Some(sub)),
         "{}",
         b["findings"]
     );
@@ -97,7 +117,7 @@ fn diff_of_a_data_bound_run_and_its_fix_checks_the_prediction() {
     let measured = before - a["steps"]["mean_ns"].as_i64().unwrap();
     let error = 100.0 * (predicted - measured).abs() as f64 / measured as f64;
     eprintln!(
-        "data_cpu: step {} -> {}; predicted saving {}, measured {}: error {error:.1}%",
+        "{scenario}: step {} -> {}; predicted saving {}, measured {}: error {error:.1}%",
         dur(before),
         dur(before - measured),
         dur(predicted),
@@ -118,7 +138,7 @@ fn diff_of_a_data_bound_run_and_its_fix_checks_the_prediction() {
         html.as_os_str(),
     ]));
     let line = format!(
-        "data/cpu fix predicted {} a step ({} -> {}); measured {} ({} -> {}): error {error:.1}%",
+        "{cause}/{sub} fix predicted {} a step ({} -> {}); measured {} ({} -> {}): error {error:.1}%",
         dur(predicted),
         dur(before),
         dur(before - predicted),
@@ -134,7 +154,7 @@ fn diff_of_a_data_bound_run_and_its_fix_checks_the_prediction() {
     let d = read_json(&diff_json);
     assert_eq!(d["schema"], "stallscope.diff.v1");
     let p = &d["prediction"];
-    assert_eq!(p["fixes"], serde_json::json!(["data/cpu"]));
+    assert_eq!(p["fixes"], serde_json::json!([format!("{cause}/{sub}")]));
     assert_eq!(p["basis"], "finding");
     assert_eq!(p["predicted_saving_ns"].as_i64(), Some(predicted));
     assert_eq!(p["measured_saving_ns"].as_i64(), Some(measured));
@@ -147,6 +167,39 @@ fn diff_of_a_data_bound_run_and_its_fix_checks_the_prediction() {
         dur(measured)
     );
     assert!(error <= 30.0, "{line}");
+    Pair {
+        tmp,
+        slow,
+        slow_json,
+        fixed,
+        fixed_json,
+        md,
+        html,
+        d,
+        line,
+        before,
+        measured,
+    }
+}
+
+/// The slow DataLoader worker (90 ms of CPU a batch for 40 ms of GPU work)
+/// against the fixed one; data/cpu is resolved.
+#[test]
+fn diff_of_a_data_bound_run_and_its_fix_checks_the_prediction() {
+    let Pair {
+        tmp,
+        slow,
+        slow_json,
+        fixed,
+        fixed_json,
+        md,
+        html,
+        d,
+        line,
+        before,
+        measured,
+    } = prediction_holds("data_cpu", "data", "cpu");
+    let _keep = &tmp;
     // data/cpu is resolved, and data idle time per step fell.
     let resolved: Vec<&str> = d["resolved"]
         .as_array()
@@ -223,6 +276,14 @@ fn diff_of_a_data_bound_run_and_its_fix_checks_the_prediction() {
         stdout.contains("FAIL: mean step") && stdout.contains("FAIL: data idle"),
         "{stdout}"
     );
+}
+
+/// num_workers=0 (the loop loads each batch, 40 ms of CPU) against 4
+/// DataLoader workers at the same cost per batch.
+#[test]
+fn diff_of_a_loop_without_workers_and_with_four_checks_the_prediction() {
+    let p = prediction_holds("main_loader", "data", "cpu");
+    assert_eq!(p.d["prediction"]["basis"], "finding", "{}", p.line);
 }
 
 /// HolisticTraceAnalysis's trace-diff pair (the same model, 6 and 5

@@ -2,6 +2,7 @@
 
 mod analyze;
 mod check;
+mod diff;
 pub mod dump;
 mod load;
 mod record;
@@ -34,6 +35,7 @@ pub enum Command {
     Record(record::RecordArgs),
     Analyze(analyze::AnalyzeArgs),
     Check(check::CheckArgs),
+    Diff(diff::DiffArgs),
     Dump(dump::DumpArgs),
 }
 
@@ -42,6 +44,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Record(a) => record::run(a),
         Command::Analyze(a) => analyze::run(a),
         Command::Check(a) => check::run(a),
+        Command::Diff(a) => diff::run(a),
         Command::Dump(a) => dump::run(a),
     }
 }

@@ -2,8 +2,10 @@
 //! readers.
 
 pub mod colors;
+pub mod diff;
 pub mod html;
 pub mod markdown;
 pub mod perfetto;
 pub mod report;
+pub mod saved;
 pub mod text;

@@ -21,6 +21,8 @@ use clap::{Parser, Subcommand};
 ///   stallscope record -o run1 -- python train.py
 ///   stallscope analyze run1 --perfetto run1.pftrace
 ///   stallscope check run1 --max-idle 20
+///   stallscope analyze run1 --html run1.html
+///   stallscope diff run1 run2          (after a fix: was the prediction right?)
 ///
 /// It also reads PyTorch-profiler traces: stallscope analyze trace.json.gz
 #[derive(Debug, Parser)]

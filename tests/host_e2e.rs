@@ -284,14 +284,16 @@ fn a_process_that_makes_no_hooked_call_costs_only_the_loader() {
     let tmp = tempfile::tempdir().unwrap();
     let rec = tmp.path().join("rec");
     let log = tmp.path().join("strace.log");
+    // -E: the environment of /bin/true alone, not of strace.
     let out = Command::new("strace")
         .arg("-f")
         .arg("-o")
         .arg(&log)
-        .args(["/bin/true"])
-        .env("LD_PRELOAD", shim())
-        .env("STALLSCOPE_OUT", &rec)
-        .env("STALLSCOPE_GPU", "0")
+        .arg("-E")
+        .arg(format!("LD_PRELOAD={}", shim().display()))
+        .arg("-E")
+        .arg(format!("STALLSCOPE_OUT={}", rec.display()))
+        .args(["-E", "STALLSCOPE_GPU=0", "/bin/true"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -311,5 +313,6 @@ fn a_process_that_makes_no_hooked_call_costs_only_the_loader() {
             "`{bad}` after the loader:\n{after_load}"
         );
     }
+    assert!(rec.is_dir(), "the output directory is made at start-up");
     assert!(trace_files(&rec).is_empty());
 }

@@ -273,3 +273,46 @@ fn only_processes_that_record_make_a_file() {
         "GPU capture turned off is recorded once the file exists"
     );
 }
+
+/// Issue 18, item 2: a process image that makes no hooked call (`/bin/true`,
+/// a wrapper that only execs) pays for the loader and a few system calls:
+/// the shim allocates nothing (no brk, no getrandom for malloc's start-up),
+/// maps no trace, calibrates no clock against the kernel, starts no thread
+/// and reads nothing under /proc. Recording begins at the first hooked call.
+#[test]
+fn a_process_that_makes_no_hooked_call_costs_only_the_loader() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let log = tmp.path().join("strace.log");
+    // -E: the environment of /bin/true alone, not of strace.
+    let out = Command::new("strace")
+        .arg("-f")
+        .arg("-o")
+        .arg(&log)
+        .arg("-E")
+        .arg(format!("LD_PRELOAD={}", shim().display()))
+        .arg("-E")
+        .arg(format!("STALLSCOPE_OUT={}", rec.display()))
+        .args(["-E", "STALLSCOPE_GPU=0", "/bin/true"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    // Past the loader: from the first mprotect of relocation on.
+    let after_load = &calls[calls.find("mprotect").expect("the loader ran")..];
+    for bad in [
+        "getrandom",
+        "brk(0x",
+        "MAP_NORESERVE",
+        "clone",
+        "/proc/",
+        "uname",
+    ] {
+        assert!(
+            !after_load.contains(bad),
+            "`{bad}` after the loader:\n{after_load}"
+        );
+    }
+    assert!(rec.is_dir(), "the output directory is made at start-up");
+    assert!(trace_files(&rec).is_empty());
+}

@@ -59,10 +59,7 @@ impl Config {
         let max_mb = num(env::MAX_MB, DEFAULT_MAX_MB, 1 << 20).max(4);
         let flag = |name: &str, default: bool| match get(name) {
             None => default,
-            Some(v) => !matches!(
-                v.to_str().map(str::trim),
-                Some("0" | "" | "false" | "no" | "off")
-            ),
+            Some(v) => flag_value(v.as_encoded_bytes()),
         };
         Config {
             out: get(env::OUT).filter(|v| !v.is_empty()),
@@ -81,8 +78,51 @@ impl Config {
     }
 }
 
+/// The value of `name` in libc's environment, without copying it: for the
+/// constructor, which allocates nothing. Valid until the program changes
+/// that variable. None when unset or empty.
+pub fn raw_now(name: &str) -> Option<&'static [u8]> {
+    let mut buf = [0u8; 64];
+    let n = name.len();
+    if n >= buf.len() {
+        return None;
+    }
+    buf[..n].copy_from_slice(name.as_bytes());
+    // SAFETY: NUL-terminated name; the constructor runs before the program
+    // has threads that could change the environment.
+    let p = unsafe { libc::getenv(buf.as_ptr().cast()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: getenv returns a NUL-terminated string.
+    let v = unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes();
+    (!v.is_empty()).then_some(v)
+}
+
+/// A boolean variable read as [`Config::parse`] reads it, without allocating.
+pub fn flag_now(name: &str, default: bool) -> bool {
+    let mut buf = [0u8; 64];
+    let n = name.len();
+    if n >= buf.len() {
+        return default;
+    }
+    buf[..n].copy_from_slice(name.as_bytes());
+    // SAFETY: as in `raw_now`.
+    let p = unsafe { libc::getenv(buf.as_ptr().cast()) };
+    if p.is_null() {
+        return default;
+    }
+    let v = unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes();
+    flag_value(v)
+}
+
+fn flag_value(v: &[u8]) -> bool {
+    !matches!(v.trim_ascii(), b"0" | b"" | b"false" | b"no" | b"off")
+}
+
 /// The variable `name` from libc's environment. std::env::var_os takes a
-/// lock and more code paths; this runs in every process's constructor.
+/// lock and more code paths; this runs when each process image begins
+/// recording.
 fn getenv(name: &str) -> Option<OsString> {
     use std::os::unix::ffi::OsStrExt;
     let mut buf = [0u8; 64];
@@ -127,6 +167,25 @@ mod tests {
         assert_eq!(c.max_bytes, 256 << 20);
         assert!(!c.flight);
         assert!(c.gpu);
+    }
+
+    /// The constructor's readers agree with `Config::parse` and copy nothing.
+    #[test]
+    fn constructor_reads_without_copying() {
+        // SAFETY: a variable no other test reads or writes.
+        unsafe { std::env::set_var("STALLSCOPE_TEST_CTOR_READ", " off ") };
+        assert!(!flag_now("STALLSCOPE_TEST_CTOR_READ", true));
+        assert_eq!(raw_now("STALLSCOPE_TEST_CTOR_READ"), Some(&b" off "[..]));
+        unsafe { std::env::set_var("STALLSCOPE_TEST_CTOR_READ", "1") };
+        assert!(flag_now("STALLSCOPE_TEST_CTOR_READ", false));
+        unsafe { std::env::set_var("STALLSCOPE_TEST_CTOR_READ", "") };
+        assert_eq!(raw_now("STALLSCOPE_TEST_CTOR_READ"), None, "empty is unset");
+        assert!(
+            !flag_now("STALLSCOPE_TEST_CTOR_READ", true),
+            "as parse reads it"
+        );
+        assert!(flag_now("STALLSCOPE_TEST_CTOR_UNSET", true));
+        assert_eq!(raw_now("STALLSCOPE_TEST_CTOR_UNSET"), None);
     }
 
     #[test]

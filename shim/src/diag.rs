@@ -29,14 +29,18 @@ static LOG: OnceLock<CString> = OnceLock::new();
 /// The log file's name in the output directory.
 pub const LOG_NAME: &str = "stallscope.log";
 
-/// Called at start-up: remembers what fd 2 is, and where the log would go.
-pub fn init(quiet: bool, out: Option<&OsStr>) {
+/// Called at start-up: remembers what fd 2 is. Allocates nothing.
+pub fn init(quiet: bool) {
     QUIET.store(quiet, Ordering::Relaxed);
     let (open, dev, ino) = fd2_identity().map_or((false, 0, 0), |(d, i)| (true, d, i));
     STDERR_DEV.store(dev, Ordering::Relaxed);
     STDERR_INO.store(ino, Ordering::Relaxed);
     STDERR_OPEN.store(open, Ordering::Relaxed);
     INIT.store(true, Ordering::Release);
+}
+
+/// Called when recording begins: where the log would go.
+pub fn set_log_dir(out: Option<&OsStr>) {
     if let Some(out) = out {
         let mut p = out.as_bytes().to_vec();
         p.extend_from_slice(b"/");

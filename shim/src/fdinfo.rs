@@ -4,7 +4,7 @@
 //! this process already described in its trace.
 
 use core::ffi::c_int;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
 
 use stallscope_format::FdClass;
 use stallscope_format::records::Object;
@@ -101,8 +101,17 @@ static KEY_INO: [AtomicU64; TABLE] = [const { AtomicU64::new(0) }; TABLE];
 static KEY_DEV: [AtomicU64; TABLE] = [const { AtomicU64::new(0) }; TABLE];
 static IDS: [AtomicU32; TABLE] = [const { AtomicU32::new(0) }; TABLE];
 
-/// Forgets every described object (a forked child starts a new file).
+/// Something was put in the tables since the last reset.
+static FILLED: AtomicBool = AtomicBool::new(false);
+
+/// Forgets every described object (a forked child starts a new file). The
+/// tables are 80 KB: clearing them when nothing was put there would cost
+/// every fork child of an unrecorded shell 20 fresh pages before its exec
+/// (about 80 us here; issue 18, item 2).
 pub fn reset() {
+    if !FILLED.swap(false, Ordering::Relaxed) {
+        return;
+    }
     for d in &FS_DEV {
         d.store(FS_EMPTY, Ordering::Relaxed);
     }
@@ -137,6 +146,7 @@ fn lookup(dev: u64, ino: u64) -> u32 {
 }
 
 fn remember(dev: u64, ino: u64, id: u32) {
+    FILLED.store(true, Ordering::Relaxed);
     let b = bucket(dev, ino);
     for i in 0..PROBES {
         let k = (b + i) % TABLE;
@@ -261,6 +271,7 @@ fn fs_type_cached(fd: c_int, dev: u64) -> u32 {
         }
     }
     let magic = fs_type(fd);
+    FILLED.store(true, Ordering::Relaxed);
     // One writer at a time per slot: it claims the slot, then fills it.
     if magic != 0
         && seen != FS_CLAIMED

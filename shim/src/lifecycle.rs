@@ -1,13 +1,16 @@
-//! Process lifecycle: start-up (constructor), fork (the child records into its
-//! own file; GPU capture is dead there), and exit (flush GPU records, then mark
-//! the file as cleanly ended).
+//! Process lifecycle: start-up (the constructor arms recording; the first
+//! hooked call begins it), fork (the child records into its own file; GPU
+//! capture is dead there), and exit (flush GPU records, then mark the file
+//! as cleanly ended).
 //!
 //! Exec needs nothing: LD_PRELOAD stays in the environment, so the new image
 //! loads the shim again and starts a new file for the same pid.
 
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::panic::catch_unwind;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use stallscope_format::layout::{self, HeaderInit, flags, state};
 use stallscope_format::records::{Clock, ProcessEnd, end_reason};
@@ -15,8 +18,8 @@ use stallscope_format::writer::Region;
 
 use crate::clock::{self, Pair};
 use crate::config::{self, Config};
-use crate::trace_file::TraceFile;
-use crate::{diag, fdinfo, gpu, real, recorder, sampler};
+use crate::trace_file::{self, TraceFile};
+use crate::{diag, fdinfo, gpu, recorder, sampler};
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
 
@@ -47,41 +50,142 @@ pub fn config() -> Option<&'static Config> {
     CONFIG.get()
 }
 
+/// Where and when this process image started: taken by the constructor (or
+/// the fork handler), written into the header when recording begins.
+struct Origin {
+    mono: AtomicU64,
+    real: AtomicU64,
+    ppid: AtomicU32,
+}
+
+static ORIGIN: Origin = Origin {
+    mono: AtomicU64::new(0),
+    real: AtomicU64::new(0),
+    ppid: AtomicU32::new(0),
+};
+
+/// The tick source is chosen and calibrated (inherited by forked children).
+static CLOCK_READY: AtomicBool = AtomicBool::new(false);
+
+/// This process image is a forked child (set by the fork handler).
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// A relative STALLSCOPE_OUT made absolute by the constructor.
+static ABSOLUTE_OUT: OnceLock<OsString> = OnceLock::new();
+
+/// The constructor does only what must be done before `main`, with no
+/// allocation: it notes the start time and parent, remembers what fd 2 is,
+/// and arms recording. Everything else (configuration, clock calibration,
+/// the staged trace, threads) waits for the first hooked call (see
+/// `recorder::arm`): a wrapper that only execs, or `/bin/true`, pays for
+/// none of it (issue 18, item 2).
 fn start() {
     recorder::own_thread();
-    real::resolve_all();
-    let mut problems = Vec::new();
-    let cfg = CONFIG.get_or_init(|| {
-        let mut cfg = Config::from_env(&mut problems);
-        cfg.out = cfg.out.take().map(absolute_out);
-        cfg
-    });
-    diag::init(cfg.quiet, cfg.out.as_deref());
-    for p in &problems {
-        diag::say(p);
-    }
-    let Some(out) = cfg.out.clone() else {
+    let quiet = config::flag_now(config::env::QUIET, false);
+    let Some(out) = config::raw_now(config::env::OUT) else {
+        diag::init(quiet);
         diag::say("STALLSCOPE_OUT is not set; not recording (use `stallscope record`)");
         recorder::release_thread();
         return;
     };
-    let t0 = clock::init();
-    // SAFETY: getppid has no preconditions.
-    let ppid = unsafe { libc::getppid() } as u32;
-    if begin(cfg, &out, t0, ppid) {
-        // SAFETY: registering a plain function; the handler runs in the child only.
-        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
-        sampler::start(cfg.sample_hz, t0);
-        gpu::on_start(cfg);
+    diag::init(quiet);
+    if !out.starts_with(b"/") {
+        absolute_out(std::ffi::OsStr::from_bytes(out));
     }
+    // The directory is checked now (a stat), so a bad one is told by every
+    // process, whether or not it makes a hooked call.
+    if let Err(msg) = check_out_dir(out) {
+        diag::say(&format!("{msg}; not recording (the program runs normally)"));
+        recorder::release_thread();
+        return;
+    }
+    note_origin(ppid());
+    // SAFETY: registering a plain function; the handler runs in the child only.
+    unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+    recorder::arm(begin_here, pid());
     recorder::release_thread();
+}
+
+/// Makes or checks the output directory (see `trace_file::prepare_dir`).
+fn check_out_dir(out: &[u8]) -> Result<(), String> {
+    let dir = ABSOLUTE_OUT.get().map_or(out, |a| a.as_bytes());
+    let shown = String::from_utf8_lossy(dir);
+    let mut buf = [0u8; 512];
+    if dir.len() < buf.len() && !dir.contains(&0) {
+        // Short paths need no allocation.
+        buf[..dir.len()].copy_from_slice(dir);
+        let c = std::ffi::CStr::from_bytes_until_nul(&buf).expect("NUL-terminated");
+        return trace_file::prepare_dir(c, &shown);
+    }
+    let c = std::ffi::CString::new(dir)
+        .map_err(|_| "output directory name contains a NUL byte".to_string())?;
+    trace_file::prepare_dir(&c, &shown)
+}
+
+fn pid() -> u32 {
+    // SAFETY: getpid has no preconditions.
+    unsafe { libc::getpid() as u32 }
+}
+
+fn ppid() -> u32 {
+    // SAFETY: getppid has no preconditions.
+    unsafe { libc::getppid() as u32 }
+}
+
+fn note_origin(ppid: u32) {
+    ORIGIN.mono.store(clock::mono_ns(), Ordering::Relaxed);
+    ORIGIN.real.store(clock::real_ns(), Ordering::Relaxed);
+    ORIGIN.ppid.store(ppid, Ordering::Relaxed);
+}
+
+/// Recording begins: at the process image's first hooked call, or when
+/// CUDA calls `InitializeInjection` first. Runs as the shim on the calling
+/// thread (see `recorder::begin_if_armed`).
+fn begin_here() {
+    let mut problems = Vec::new();
+    let cfg = CONFIG.get_or_init(|| {
+        let mut cfg = Config::from_env(&mut problems);
+        if let Some(abs) = ABSOLUTE_OUT.get() {
+            cfg.out = Some(abs.clone());
+        }
+        cfg
+    });
+    diag::set_log_dir(cfg.out.as_deref());
+    for p in &problems {
+        diag::say(p);
+    }
+    let Some(out) = cfg.out.clone() else {
+        return;
+    };
+    // A forked child keeps the parent's calibration.
+    let t0 = if CLOCK_READY.swap(true, Ordering::Relaxed) {
+        clock::pair()
+    } else {
+        clock::init()
+    };
+    if begin(cfg, &out, t0) {
+        sampler::start(cfg.sample_hz, t0);
+        // GPU capture is the first image's: a forked child never starts
+        // CUPTI lazily (see gpu/lifecycle.rs).
+        if !FORKED.load(Ordering::Relaxed) {
+            gpu::on_start(cfg);
+        }
+    }
+}
+
+/// Begins recording now if it is armed and has not begun (CUDA's
+/// `InitializeInjection` may come before any hooked call).
+pub fn begin_now() {
+    recorder::begin_if_armed();
 }
 
 /// Lays out this process's trace file and turns recording on. The file
 /// itself is made by the first record (see trace_file.rs).
-fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
-    // SAFETY: getpid has no preconditions.
-    let pid = unsafe { libc::getpid() } as u32;
+fn begin(cfg: &Config, out: &OsString, t0: Pair) -> bool {
+    let pid = pid();
+    let ppid = ORIGIN.ppid.load(Ordering::Relaxed);
+    let start_mono = ORIGIN.mono.load(Ordering::Relaxed);
+    let start_real = ORIGIN.real.load(Ordering::Relaxed);
     let init = HeaderInit {
         chunk_size: layout::DEFAULT_CHUNK_SIZE,
         thread_slots: config::THREAD_SLOTS,
@@ -97,8 +201,9 @@ fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
         } else {
             0
         }),
-        start_mono_ns: t0.mono,
-        start_real_ns: clock::real_ns(),
+        // The image's start, not the first hooked call's.
+        start_mono_ns: start_mono,
+        start_real_ns: start_real,
         start_ticks: t0.ticks,
         ticks_per_sec: if clock::using_tsc() {
             clock::ticks_per_sec()
@@ -126,7 +231,7 @@ fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
     let c = Clock {
         reserved: 0,
         mono_ns: t0.mono,
-        real_ns: init.start_real_ns,
+        real_ns: clock::real_ns(),
         ticks: t0.ticks,
     };
     recorder::install(file, region, pid, cfg.min_span_ns, c);
@@ -144,16 +249,12 @@ fn begin(cfg: &Config, out: &OsString, t0: Pair, ppid: u32) -> bool {
 /// `main`'s `envp` points to, so the program sees one consistent value. If
 /// threads already exist (the shim was dlopen'ed late), the environment is
 /// left alone and only this process uses the absolute path.
-fn absolute_out(out: OsString) -> OsString {
+fn absolute_out(out: &std::ffi::OsStr) {
     use std::os::unix::ffi::OsStrExt;
-    let p = std::path::Path::new(&out);
-    if p.is_absolute() {
-        return out;
-    }
     let Ok(cwd) = std::env::current_dir() else {
-        return out;
+        return;
     };
-    let abs = cwd.join(p).into_os_string();
+    let abs = cwd.join(out).into_os_string();
     if single_threaded()
         && let Ok(v) = std::ffi::CString::new(abs.as_bytes())
     {
@@ -161,7 +262,7 @@ fn absolute_out(out: OsString) -> OsString {
         // environment (checked above).
         unsafe { libc::setenv(c"STALLSCOPE_OUT".as_ptr(), v.as_ptr(), 1) };
     }
-    abs
+    let _ = ABSOLUTE_OUT.set(abs);
 }
 
 fn single_threaded() -> bool {
@@ -181,28 +282,37 @@ fn hostname() -> String {
     String::from_utf8_lossy(&buf[..n]).into_owned()
 }
 
-/// In a forked child (the only thread there): leave the parent's file alone
-/// and start a new one that names the parent.
+/// In a forked child (the only thread there): leave the parent's file alone;
+/// the child's own recording begins at its first hooked call, and names the
+/// parent.
 fn restart_in_child() {
     gpu::forget_in_child();
-    let parent = recorder::recorder();
+    let parent = pid_of_parent_image();
     recorder::uninstall();
     recorder::reset_thread();
     recorder::own_thread();
     fdinfo::reset();
     // The parent's mapping stays (unused: the child writes its own file);
     // the shim holds no fd of it to close.
-    let cfg = CONFIG.get();
-    if let (Some(cfg), Some(parent), Some(out)) = (cfg, parent, cfg.and_then(|c| c.out.clone())) {
-        let t0 = clock::pair();
-        if begin(cfg, &out, t0, parent.pid) {
-            sampler::start(cfg.sample_hz, t0);
-        }
+    FORKED.store(true, Ordering::Relaxed);
+    if let Some(parent) = parent {
+        note_origin(parent);
+        recorder::arm(begin_here, pid());
     }
     recorder::release_thread();
 }
 
+/// The parent's pid, if the parent was recording or armed (else None: the
+/// child does not record either).
+fn pid_of_parent_image() -> Option<u32> {
+    if let Some(rec) = recorder::recorder() {
+        return Some(rec.pid);
+    }
+    recorder::armed().then(ppid)
+}
+
 fn finish() {
+    // Never begun (no hooked call): nothing to write, no file.
     let Some(rec) = recorder::recorder() else {
         return;
     };

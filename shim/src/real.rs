@@ -1,7 +1,8 @@
 //! The real libc functions behind the hooks, found with dlsym(RTLD_NEXT).
 //!
-//! All are resolved eagerly by the constructor, and lazily on first use when a
-//! hook runs earlier (another library's constructor). dlsym may allocate, and
+//! Each is resolved on its first use, so a process pays only for the functions
+//! it calls (a constructor that resolved all of them cost every process about
+//! 20 us: issue 18, item 2). dlsym may allocate, and
 //! an allocator's own start-up may read files; a hook entered while this thread
 //! is resolving therefore uses a raw system call instead of recursing.
 
@@ -72,13 +73,6 @@ macro_rules! real_fns {
                 unsafe { f($($arg),*) }
             }
         )*
-
-        /// Resolves every function now (from the constructor).
-        pub fn resolve_all() {
-            $( {
-                let _ = resolve($sym, None $(.or(Some($ver)))?);
-            } )*
-        }
     };
 }
 

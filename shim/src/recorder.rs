@@ -68,22 +68,100 @@ pub struct Entry {
     state: *const ThreadState,
 }
 
+impl Entry {
+    const NONE: Entry = Entry {
+        t0: 0,
+        state: core::ptr::null(),
+    };
+}
+
+/// The start-up function of an armed process image (a `fn()`), 0 when none.
+static ARMED: AtomicUsize = AtomicUsize::new(0);
+/// The process the arming belongs to: a vfork child shares the parent's
+/// memory, and must not begin the parent's recording with its own pid.
+static ARMED_PID: AtomicU32 = AtomicU32::new(0);
+
+/// Arms recording: `begin` runs at the process image's first hooked call
+/// (but mmap: see [`enter_passive`]), on that thread, as the shim. It lays
+/// out the trace and calls [`install`]. A process image that makes no such
+/// call (a wrapper that only execs, `/bin/true`) pays for nothing but the
+/// loader and the constructor's few system calls: no allocation, no
+/// mapping, no clock calibration, no thread, no file (issue 18, item 2).
+pub fn arm(begin: fn(), pid: u32) {
+    ARMED_PID.store(pid, Ordering::Relaxed);
+    ARMED.store(begin as usize, Ordering::Release);
+}
+
+/// Disarms (before installing a recorder some other way, or in a child).
+pub fn disarm() {
+    ARMED.store(0, Ordering::Release);
+}
+
+/// Whether recording is armed but has not begun.
+pub fn armed() -> bool {
+    ARMED.load(Ordering::Acquire) != 0
+}
+
+/// Runs the armed start-up function once, now, if this process image has
+/// one and this thread may: not while the shim runs on it (a signal handler
+/// in the middle of the shim's own work), not in a vfork child. Another
+/// thread's hooked calls pass unrecorded meanwhile. Keeps errno. True if
+/// recording is on afterwards.
+#[cold]
+#[inline(never)]
+pub fn begin_if_armed() -> bool {
+    let f = ARMED.load(Ordering::Acquire);
+    if f == 0 || STATE.with(|s| s.busy.get()) {
+        return false;
+    }
+    // SAFETY: getpid has no preconditions.
+    if unsafe { libc::getpid() } as u32 != ARMED_PID.load(Ordering::Relaxed) {
+        return false;
+    }
+    if ARMED
+        .compare_exchange(f, 0, Ordering::AcqRel, Ordering::Relaxed)
+        .is_err()
+    {
+        return false;
+    }
+    // SAFETY: thread-local errno; the program must see the value it left.
+    let saved = unsafe { *libc::__errno_location() };
+    STATE.with(|s| s.busy.set(true));
+    // SAFETY: stored from a `fn()` by `arm`.
+    let begin: fn() = unsafe { core::mem::transmute::<usize, fn()>(f) };
+    let _ = catch_unwind(begin);
+    STATE.with(|s| s.busy.set(false));
+    unsafe { *libc::__errno_location() = saved };
+    ENABLED.load(Ordering::Acquire)
+}
+
 /// Starts timing a hooked call, unless recording is off or the shim itself is
-/// running on this thread.
+/// running on this thread. The first such call of a process image begins its
+/// recording (see [`arm`]).
 #[inline(always)]
 pub fn enter() -> Entry {
-    if !ENABLED.load(Ordering::Relaxed) {
-        return Entry {
-            t0: 0,
-            state: core::ptr::null(),
-        };
+    if !ENABLED.load(Ordering::Relaxed) && !begin_if_armed() {
+        return Entry::NONE;
     }
+    timed()
+}
+
+/// As [`enter`], but never the call that begins the recording: for calls
+/// that allocators make while holding their own locks (mmap), where the
+/// allocations of [`arm`]'s start-up function could deadlock.
+#[inline(always)]
+pub fn enter_passive() -> Entry {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return Entry::NONE;
+    }
+    timed()
+}
+
+#[inline(always)]
+fn timed() -> Entry {
     STATE.with(|s| {
         if s.busy.get() {
-            return Entry {
-                t0: 0,
-                state: core::ptr::null(),
-            };
+            return Entry::NONE;
         }
         s.busy.set(true);
         Entry {

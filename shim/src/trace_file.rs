@@ -117,23 +117,32 @@ impl Drop for Fd {
 /// that it is ours and writable by no one else, so no other user can replace
 /// or plant a trace in it (issue 14, item 9).
 pub fn prepare_dir(dir: &CStr, shown: &str) -> Result<(), String> {
-    // SAFETY: valid C string; failure is checked through errno.
-    if unsafe { libc::mkdir(dir.as_ptr(), 0o700) } == 0 {
-        // The umask may have taken bits away; 0700 exactly.
-        unsafe { libc::chmod(dir.as_ptr(), 0o700) };
-    } else if errno() != libc::EEXIST {
-        return Err(format!(
-            "cannot create output directory {shown}: {}",
-            strerror(errno())
-        ));
-    }
     let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    // SAFETY: valid C string and out-pointer.
+    // SAFETY: valid C string and out-pointer, here and below. A stat first:
+    // the directory exists for every process but the first, and a mkdir
+    // that fails with EEXIST costs more (it locks the parent directory).
     if unsafe { libc::stat(dir.as_ptr(), &mut st) } != 0 {
-        return Err(format!(
-            "cannot open output directory {shown}: {}",
-            strerror(errno())
-        ));
+        if errno() != libc::ENOENT {
+            return Err(format!(
+                "cannot open output directory {shown}: {}",
+                strerror(errno())
+            ));
+        }
+        if unsafe { libc::mkdir(dir.as_ptr(), 0o700) } == 0 {
+            // The umask may have taken bits away; 0700 exactly.
+            unsafe { libc::chmod(dir.as_ptr(), 0o700) };
+        } else if errno() != libc::EEXIST {
+            return Err(format!(
+                "cannot create output directory {shown}: {}",
+                strerror(errno())
+            ));
+        }
+        if unsafe { libc::stat(dir.as_ptr(), &mut st) } != 0 {
+            return Err(format!(
+                "cannot open output directory {shown}: {}",
+                strerror(errno())
+            ));
+        }
     }
     check_dir_owner(&st, shown)
 }

@@ -8,7 +8,13 @@
 //! (c) the many-small-files Python workload started through a wrapper,
 //!     `sh -c 'exec python3 ...'`, and directly: wall-time ratios.
 //!
-//! Usage: `process_cost [ROUNDS]` after `cargo build --release --workspace`.
+//! It ends with a summary of the three figures issue 18 asks for, with
+//! their targets, and the load average before and after (other work on the
+//! machine moves every figure).
+//!
+//! Usage: `process_cost [ROUNDS]` after `cargo build --release --workspace`;
+//! timing runs share the machine, so run it as
+//! `flock /work/.measure.lock target/release/process_cost`.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -47,8 +53,23 @@ fn disk(dir: &Path) -> (u64, u64) {
     (n, bytes)
 }
 
+/// The 1, 5 and 15 minute load averages.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "met" } else { "NOT met" }
+}
+
 fn run(rounds: usize, shim: &Path, cli: &Path, py: &Path, tmp: &Path) -> anyhow::Result<()> {
-    println!("stallscope per-process cost ({rounds} rounds, medians, variants interleaved)\n");
+    let load_before = load_average();
+    println!(
+        "stallscope per-process cost ({rounds} rounds, medians, variants interleaved; \
+         load average {load_before})\n"
+    );
 
     // (a) one trivial process, many times.
     let out = tmp.join("a");
@@ -106,6 +127,8 @@ fn run(rounds: usize, shim: &Path, cli: &Path, py: &Path, tmp: &Path) -> anyhow:
         let _ = std::fs::remove_dir_all(&out);
     }
     let (mp, mr) = (median(&mut w_plain), median(&mut w_rec));
+    let loop_ratio = median(&mut ratio);
+    let loop_disk = median(&mut per_proc);
     println!("(b) sh loop of 200 /bin/true, wall time:");
     println!(
         "    no shim {:7.1} ms   stallscope record {:7.1} ms   ratio of medians {:.3}, median of \
@@ -113,11 +136,10 @@ fn run(rounds: usize, shim: &Path, cli: &Path, py: &Path, tmp: &Path) -> anyhow:
         mp * 1e3,
         mr * 1e3,
         mr / mp,
-        median(&mut ratio)
+        loop_ratio
     );
     println!(
-        "    on disk: {:.0} bytes per process (201 processes)   (target: <= 16384)\n",
-        median(&mut per_proc)
+        "    on disk: {loop_disk:.0} bytes per process (201 processes)   (target: <= 16384)\n"
     );
 
     // (c) many small files from Python, directly and through a wrapper.
@@ -181,13 +203,37 @@ fn run(rounds: usize, shim: &Path, cli: &Path, py: &Path, tmp: &Path) -> anyhow:
         median(&mut r_direct)
     );
     let (sp, ss) = (median(&mut s_plain), median(&mut s_shim));
+    let wrapped_ratio = median(&mut r_wrapped);
     println!(
         "    sh -c 'exec python3'   no shim {:7.1} ms   shim {:7.1} ms   ratio of medians {:.3}, \
          median of paired ratios {:.3}   (target: <= 1.03)",
         sp * 1e3,
         ss * 1e3,
         ss / sp,
-        median(&mut r_wrapped)
+        wrapped_ratio
+    );
+    println!(
+        "\nsummary (medians of paired ratios; load average before {load_before}, after {}):",
+        load_average()
+    );
+    println!("    | figure | measured | target | |");
+    println!("    |---|---|---|---|");
+    println!(
+        "    | added per /bin/true | {:.0} us | <= 200 us | {} |",
+        (t - p) * 1e6,
+        verdict(t - p <= 200e-6)
+    );
+    println!(
+        "    | 200-process sh loop, record / plain | {loop_ratio:.3}x | <= 1.3x | {} |",
+        verdict(loop_ratio <= 1.3)
+    );
+    println!(
+        "    | disk per trivial process | {loop_disk:.0} B | <= 16384 B | {} |",
+        verdict(loop_disk <= 16384.0)
+    );
+    println!(
+        "    | sh -c 'exec python3' manyfiles, shim / plain | {wrapped_ratio:.3}x | <= 1.03x | {} |",
+        verdict(wrapped_ratio <= 1.03)
     );
     Ok(())
 }

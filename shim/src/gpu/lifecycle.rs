@@ -140,6 +140,8 @@ pub fn poll_lazy() {
 
 /// `InitializeInjection`: the driver is in cuInit on this thread.
 pub fn injection() {
+    // CUDA may come before the first hooked call that begins recording.
+    crate::lifecycle::begin_now();
     let _ = catch_unwind(|| start(Trigger::Injection));
 }
 

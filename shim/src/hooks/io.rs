@@ -12,16 +12,19 @@ use crate::{real, recorder};
 macro_rules! fd_hook {
     ($(
         $name:ident => $real:ident ($($a:ident : $t:ty),*) -> $ret:ty,
-            $op:expr, fd = $fd:expr, moved = |$r:ident| $moved:expr, force = $force:expr;
+            $op:expr, fd = $fd:expr, moved = |$r:ident| $moved:expr, force = $force:expr
+            $(, $enter:ident)?;
     )*) => {$(
         #[unsafe(no_mangle)]
         pub unsafe extern "C-unwind" fn $name($($a: $t),*) -> $ret {
-            let e = recorder::enter();
+            let e = fd_hook!(@enter $($enter)?);
             let $r = unsafe { real::$real($($a),*) };
             recorder::leave_fd(e, $op, $fd, $moved, $force);
             $r
         }
     )*};
+    (@enter) => { recorder::enter() };
+    (@enter $enter:ident) => { recorder::$enter() };
 }
 
 /// Defines an open hook: the recorder also remembers the path it opened.
@@ -58,7 +61,9 @@ pub unsafe extern "C-unwind" fn close(fd: c_int) -> c_int {
 }
 
 /// mmap of a file always gets a span: it is rare, and later page faults on the
-/// mapping can only be tied to the file through it.
+/// mapping can only be tied to the file through it. Allocators call mmap
+/// holding their locks, so an mmap never begins a recording
+/// (`recorder::enter_passive`).
 fn file_mapping(flags: c_int, fd: c_int, r: *mut c_void) -> bool {
     fd >= 0 && flags & libc::MAP_ANONYMOUS == 0 && r != libc::MAP_FAILED
 }
@@ -93,9 +98,9 @@ fd_hook! {
     fdatasync => fdatasync(fd: c_int) -> c_int,
         HostOp::Fdatasync, fd = fd, moved = |r| 0, force = false;
     mmap => mmap(addr: *mut c_void, len: size_t, prot: c_int, flags: c_int, fd: c_int, off: off_t) -> *mut c_void,
-        HostOp::Mmap, fd = fd, moved = |r| len as i64, force = file_mapping(flags, fd, r);
+        HostOp::Mmap, fd = fd, moved = |r| len as i64, force = file_mapping(flags, fd, r), enter_passive;
     mmap64 => mmap64(addr: *mut c_void, len: size_t, prot: c_int, flags: c_int, fd: c_int, off: off_t) -> *mut c_void,
-        HostOp::Mmap, fd = fd, moved = |r| len as i64, force = file_mapping(flags, fd, r);
+        HostOp::Mmap, fd = fd, moved = |r| len as i64, force = file_mapping(flags, fd, r), enter_passive;
     recv => recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t,
         HostOp::Recv, fd = fd, moved = |r| r as i64, force = false;
     recvfrom => recvfrom(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int, addr: *mut sockaddr, alen: *mut socklen_t) -> ssize_t,

@@ -102,10 +102,27 @@ pub fn array_start(text: &[u8], mut i: usize) -> Option<usize> {
 pub struct Sep {
     /// The blanks after the comma.
     pub blanks: Vec<u8>,
-    /// The first event's start, up to its first key's closing quote
-    /// (`{\n    "ph"`): writers start every event alike, and nested objects
-    /// (`"args": [{"x": 1}, {"y": 2}]`) rarely look the same.
-    pub lead: Vec<u8>,
+    /// The blanks after the first event's `{`.
+    pub inner: Vec<u8>,
+    /// The first event's first key, with its quotes. An event starts with
+    /// `{`, `inner`, then this key, `"ph"` or `"name"`: writers start events
+    /// alike, and nested objects (`"args": [{"x": 1}, {"y": 2}]`) rarely do.
+    pub key: Vec<u8>,
+}
+
+impl Sep {
+    /// Whether `ev` starts like an event.
+    fn leads(&self, ev: &[u8]) -> bool {
+        let Some(rest) = ev
+            .strip_prefix(b"{")
+            .and_then(|r| r.strip_prefix(&self.inner[..]))
+        else {
+            return false;
+        };
+        [&self.key[..], b"\"ph\"", b"\"name\""]
+            .iter()
+            .any(|k| rest.starts_with(k))
+    }
 }
 
 /// The first `,` + `sep` + `{` at or after `from`.
@@ -126,7 +143,7 @@ fn cut_at(text: &[u8], brace: usize, sep: &Sep) -> Option<Cut> {
     let blank = brace.checked_sub(sep.blanks.len()).filter(|&b| b > 0)?;
     (text[blank..brace] == sep.blanks[..]
         && text[blank - 1] == b','
-        && text[brace..].starts_with(&sep.lead))
+        && sep.leads(&text[brace..]))
     .then_some(Cut {
         comma: blank - 1,
         blank: brace - 1,
@@ -145,11 +162,13 @@ pub fn separator(text: &[u8], open: usize) -> Option<Sep> {
     if rest[n] != b'{' {
         return None;
     }
-    let lead = lead(&rest[n..])?.to_vec();
+    let (inner, key) = lead(&rest[n..])?;
+    let (inner, key) = (inner.to_vec(), key.to_vec());
     if n > 0 {
         return Some(Sep {
             blanks: rest[..n].to_vec(),
-            lead,
+            inner,
+            key,
         });
     }
     let end = super::fast::value_end(rest)?;
@@ -157,23 +176,28 @@ pub fn separator(text: &[u8], open: usize) -> Option<Sep> {
     let m = gap.iter().position(|b| !b.is_ascii_whitespace())?;
     (m > 0 && gap[m] == b'{').then(|| Sep {
         blanks: gap[..m].to_vec(),
-        lead,
+        inner,
+        key,
     })
 }
 
-/// `{`, blanks and the first key with its quotes, of the event at `ev[0]`;
-/// just `{` for an empty event or an escaped key.
-fn lead(ev: &[u8]) -> Option<&[u8]> {
+/// The blanks after the `{` of the event at `ev[0]`, and its first key with
+/// quotes (`"ph"` for an empty event or an escaped key).
+fn lead(ev: &[u8]) -> Option<(&[u8], &[u8])> {
     let q = 1 + ev.get(1..)?.iter().position(|b| !b.is_ascii_whitespace())?;
+    let inner = &ev[1..q];
     if ev[q] != b'"' {
-        return Some(&ev[..1]);
+        return Some((inner, b"\"ph\""));
     }
     let close = q + 1 + ev[q + 1..].iter().position(|&b| b == b'"' || b == b'\\')?;
-    Some(if ev[close] == b'"' {
-        &ev[..=close]
-    } else {
-        &ev[..1]
-    })
+    Some((
+        inner,
+        if ev[close] == b'"' {
+            &ev[q..=close]
+        } else {
+            b"\"ph\""
+        },
+    ))
 }
 
 pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {

@@ -141,14 +141,12 @@ pub fn next_cut(text: &[u8], from: usize, sep: &Sep) -> Option<Cut> {
 /// The cut at the `{` at `brace`, if `,` + `sep` comes right before it.
 fn cut_at(text: &[u8], brace: usize, sep: &Sep) -> Option<Cut> {
     let blank = brace.checked_sub(sep.blanks.len()).filter(|&b| b > 0)?;
-    (text[blank..brace] == sep.blanks[..]
-        && text[blank - 1] == b','
-        && sep.leads(&text[brace..]))
-    .then_some(Cut {
-        comma: blank - 1,
-        blank: brace - 1,
-        brace,
-    })
+    (text[blank..brace] == sep.blanks[..] && text[blank - 1] == b',' && sep.leads(&text[brace..]))
+        .then_some(Cut {
+            comma: blank - 1,
+            blank: brace - 1,
+            brace,
+        })
 }
 
 /// The writer's blanks between events: those between `[` and the first

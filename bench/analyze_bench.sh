@@ -23,15 +23,19 @@ actual=$(cat "$dir/events.count")
 bytes=$(du -cb "$dir"/*.sst | tail -1 | cut -f1)
 # Warm the page cache once, as a second analysis of the same trace would find it.
 cat "$dir"/*.sst >/dev/null
-walls=(); rss=()
+walls=(); rss=(); cpus=()
 for _ in $(seq "$runs"); do
-  out=$( { /usr/bin/time -f "%e %M" "$tgt"/release/stallscope analyze "$dir" -q --json /dev/null; } 2>&1 | tail -1)
+  out=$( { /usr/bin/time -f "%e %M %U %S" "$tgt"/release/stallscope analyze "$dir" -q --json /dev/null; } 2>&1 | tail -1)
   walls+=("$(echo "$out" | cut -d' ' -f1)"); rss+=("$(echo "$out" | cut -d' ' -f2)")
+  cpus+=("$(echo "$out" | awk '{print $3 + $4}')")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-w=$(median "${walls[@]}"); m=$(median "${rss[@]}")
-awk -v e="$actual" -v w="$w" -v m="$m" -v b="$bytes" -v n="$runs" 'BEGIN {
+w=$(median "${walls[@]}"); m=$(median "${rss[@]}"); c=$(median "${cpus[@]}")
+load=$(cut -d' ' -f1 /proc/loadavg)
+awk -v e="$actual" -v w="$w" -v m="$m" -v b="$bytes" -v n="$runs" -v c="$c" -v l="$load" -v k="$(nproc)" 'BEGIN {
   printf "stallscope analyze on %d events (%.2f GB of trace), median of %d runs:\n", e, b/1e9, n;
-  printf "  wall %.2f s   throughput %.1f M events/s   (target: >= 20 M events/s)\n", w, e/w/1e6;
+  printf "  wall %.2f s   throughput %.1f M events/s   (target: >= 25 M events/s)\n", w, e/w/1e6;
+  # On a shared machine the wall time measures the neighbours: CPU time does not.
+  printf "  CPU %.2f s (user+sys)   %.1f M events per CPU-second; load average %s on %d CPUs\n", c, e/c/1e6, l, k;
   printf "  peak RSS %.2f GB = %.2fx the trace size   (target: <= 1.5x)\n", m*1024/1e9, m*1024/b;
 }'

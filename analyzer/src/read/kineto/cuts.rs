@@ -28,15 +28,34 @@ pub struct Cut {
     pub brace: usize,
 }
 
-/// The last piece: the rest of the array, then the document's remaining keys.
-pub fn parse_tail(text: &[u8], name: &str) -> Option<(Builder, Meta)> {
+/// Where the event array starts: the metadata before it, the index of its
+/// `[`, and whether the document is a bare event array (the Chrome "JSON
+/// Array Format" of autograd-profiler exports) rather than an object.
+pub fn events_start(text: &[u8]) -> Option<(Meta, usize, bool)> {
+    let first = text.iter().position(|b| !b.is_ascii_whitespace())?;
+    if text[first] == b'[' {
+        return Some((Meta::default(), first, true));
+    }
+    let key = find(&text[..text.len().min(KEY_SEARCH_LIMIT)], KEY)?;
+    let open = array_start(text, key + KEY.len())?;
+    Some((head_meta(&text[..key])?, open, false))
+}
+
+/// The last piece: the rest of the array, then the document's remaining keys
+/// (none when `bare`).
+pub fn parse_tail(text: &[u8], name: &str, bare: bool) -> Option<(Builder, Meta)> {
     let mut stream = serde_json::Deserializer::from_slice(text).into_iter::<&RawValue>();
     let array = stream.next()?.ok()?;
     let end = stream.byte_offset();
     let bld = document::parse_piece(array.get().as_bytes(), name)?;
     // After the array: `}` or `, "key": value ... }`.
     let rest = &text[end..];
-    let i = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+    let Some(i) = rest.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return bare.then(|| (bld, Meta::default()));
+    };
+    if bare {
+        return None;
+    }
     let meta = match rest[i] {
         b'}' if rest[i + 1..].iter().all(u8::is_ascii_whitespace) => Meta::default(),
         b',' => {
@@ -78,8 +97,36 @@ pub fn array_start(text: &[u8], mut i: usize) -> Option<usize> {
     (text.get(i) == Some(&b'[')).then_some(i)
 }
 
+/// What comes between two events, as the writer put it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sep {
+    /// The blanks after the comma.
+    pub blanks: Vec<u8>,
+    /// The blanks after the first event's `{`.
+    pub inner: Vec<u8>,
+    /// The first event's first key, with its quotes. An event starts with
+    /// `{`, `inner`, then this key, `"ph"` or `"name"`: writers start events
+    /// alike, and nested objects (`"args": [{"x": 1}, {"y": 2}]`) rarely do.
+    pub key: Vec<u8>,
+}
+
+impl Sep {
+    /// Whether `ev` starts like an event.
+    fn leads(&self, ev: &[u8]) -> bool {
+        let Some(rest) = ev
+            .strip_prefix(b"{")
+            .and_then(|r| r.strip_prefix(&self.inner[..]))
+        else {
+            return false;
+        };
+        [&self.key[..], b"\"ph\"", b"\"name\""]
+            .iter()
+            .any(|k| rest.starts_with(k))
+    }
+}
+
 /// The first `,` + `sep` + `{` at or after `from`.
-pub fn next_cut(text: &[u8], from: usize, sep: &[u8]) -> Option<Cut> {
+pub fn next_cut(text: &[u8], from: usize, sep: &Sep) -> Option<Cut> {
     let mut i = from;
     while i < text.len() {
         let brace = i + text[i..].iter().position(|&b| b == b'{')?;
@@ -92,22 +139,63 @@ pub fn next_cut(text: &[u8], from: usize, sep: &[u8]) -> Option<Cut> {
 }
 
 /// The cut at the `{` at `brace`, if `,` + `sep` comes right before it.
-fn cut_at(text: &[u8], brace: usize, sep: &[u8]) -> Option<Cut> {
-    let blank = brace.checked_sub(sep.len()).filter(|&b| b > 0)?;
-    (&text[blank..brace] == sep && text[blank - 1] == b',').then_some(Cut {
-        comma: blank - 1,
-        blank: brace - 1,
-        brace,
+fn cut_at(text: &[u8], brace: usize, sep: &Sep) -> Option<Cut> {
+    let blank = brace.checked_sub(sep.blanks.len()).filter(|&b| b > 0)?;
+    (text[blank..brace] == sep.blanks[..] && text[blank - 1] == b',' && sep.leads(&text[brace..]))
+        .then_some(Cut {
+            comma: blank - 1,
+            blank: brace - 1,
+            brace,
+        })
+}
+
+/// The writer's blanks between events: those between `[` and the first
+/// event (Kineto: `\n  `), else, for `[{`, those after the first event's
+/// comma (Python's `json.dump`: a space). Pretty-printers indent nested
+/// values deeper, so matching it exactly avoids most cuts inside events.
+/// `None` when there are none (`},{`): such a file is parsed in one pass.
+pub fn separator(text: &[u8], open: usize) -> Option<Sep> {
+    let rest = text.get(open + 1..)?;
+    let n = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+    if rest[n] != b'{' {
+        return None;
+    }
+    let (inner, key) = lead(&rest[n..])?;
+    let (inner, key) = (inner.to_vec(), key.to_vec());
+    if n > 0 {
+        return Some(Sep {
+            blanks: rest[..n].to_vec(),
+            inner,
+            key,
+        });
+    }
+    let end = super::fast::value_end(rest)?;
+    let gap = rest[end..].strip_prefix(b",")?;
+    let m = gap.iter().position(|b| !b.is_ascii_whitespace())?;
+    (m > 0 && gap[m] == b'{').then(|| Sep {
+        blanks: gap[..m].to_vec(),
+        inner,
+        key,
     })
 }
 
-/// The blanks between `[` and the first event: the writer's separator
-/// between events (Kineto: `\n  `). Pretty-printers indent nested values
-/// deeper, so matching it exactly avoids most cuts inside events.
-pub fn separator(text: &[u8], open: usize) -> Option<&[u8]> {
-    let rest = text.get(open + 1..)?;
-    let n = rest.iter().position(|b| !b.is_ascii_whitespace())?;
-    (n > 0 && rest[n] == b'{').then(|| &rest[..n])
+/// The blanks after the `{` of the event at `ev[0]`, and its first key with
+/// quotes (`"ph"` for an empty event or an escaped key).
+fn lead(ev: &[u8]) -> Option<(&[u8], &[u8])> {
+    let q = 1 + ev.get(1..)?.iter().position(|b| !b.is_ascii_whitespace())?;
+    let inner = &ev[1..q];
+    if ev[q] != b'"' {
+        return Some((inner, b"\"ph\""));
+    }
+    let close = q + 1 + ev[q + 1..].iter().position(|&b| b == b'"' || b == b'\\')?;
+    Some((
+        inner,
+        if ev[close] == b'"' {
+            &ev[q..=close]
+        } else {
+            b"\"ph\""
+        },
+    ))
 }
 
 pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -115,7 +203,7 @@ pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// The last cut in `text`.
-pub fn last_cut(text: &[u8], sep: &[u8]) -> Option<Cut> {
+pub fn last_cut(text: &[u8], sep: &Sep) -> Option<Cut> {
     let mut end = text.len();
     while let Some(brace) = text[..end].iter().rposition(|&b| b == b'{') {
         if let Some(cut) = cut_at(text, brace, sep) {

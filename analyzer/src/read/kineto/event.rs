@@ -153,13 +153,37 @@ impl<'de> Deserialize<'de> for Nanos {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw: &'de RawValue = Deserialize::deserialize(d)?;
         let text = raw.get();
-        micros_to_ns(text).map(Nanos).map_err(|why| {
+        raw_micros_to_ns(text).map(Nanos).map_err(|why| {
             de::Error::custom(format_args!(
                 "expected a number of microseconds, found `{}` ({why})",
                 clip(text)
             ))
         })
     }
+}
+
+/// A time's raw JSON text to nanoseconds: a number, or a number in a string
+/// without escapes (`"1695835535000010.123"`: some exporters quote times).
+pub fn raw_micros_to_ns(text: &str) -> Result<i64, &'static str> {
+    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => micros_to_ns(inner),
+        Some(_) => Err("an escaped string"),
+        None => micros_to_ns(text),
+    }
+}
+
+/// A JSON number that is not a plain i64 (a float, `-0`, past i64), read as
+/// the serde path reads a pid or tid, by the same code.
+pub fn number_id(text: &[u8]) -> Option<Id<'static>> {
+    match serde_json::from_slice::<Id>(text).ok()? {
+        Id::Int(v) => Some(Id::Int(v)),
+        Id::Str(s) => Some(Id::Str(Cow::Owned(s.into_owned()))),
+    }
+}
+
+/// Such a number as an `args` integer, as the serde path reads it.
+pub fn number_int(text: &[u8]) -> Option<Option<i64>> {
+    serde_json::from_slice::<Loose>(text).ok().map(Loose::int)
 }
 
 fn clip(s: &str) -> &str {
@@ -501,6 +525,12 @@ mod tests {
     }
 
     #[test]
+    fn quoted_times() {
+        let e = ev(r#"{"ts":"12.5","dur":"3"}"#).unwrap();
+        assert_eq!((e.ts, e.dur), (Some(Nanos(12_500)), Some(Nanos(3_000))));
+    }
+
+    #[test]
     fn string_ids() {
         let e = ev(r#"{"pid":"Spans","tid":"stream 7"}"#).unwrap();
         assert_eq!(e.tid.and_then(|t| t.as_int()), Some(7));
@@ -509,7 +539,8 @@ mod tests {
 
     #[test]
     fn wrong_types_are_errors() {
-        assert!(ev(r#"{"ts":"12"}"#).is_err());
+        assert!(ev(r#"{"ts":"soon"}"#).is_err());
+        assert!(ev(r#"{"ts":"1\\2"}"#).is_err());
         assert!(ev(r#"{"dur":[1]}"#).is_err());
         assert!(ev(r#"{"name":5}"#).is_err());
         assert!(ev(r#"{"pid":{}}"#).is_err());

@@ -35,8 +35,11 @@
 //! naming the file and the byte offset.
 //!
 //! Parsing never builds a `serde_json::Value` of the document: events are
-//! deserialized one at a time into a reused struct borrowing from the text
-//! (`event`, `document`) and fed to the `builder`. Files go to rayon threads
+//! read one at a time into a reused struct borrowing from the text and fed to
+//! the `builder`, by a byte scanner (`fast`) that takes every trace shape
+//! (escapes, quoted times, float ids, `traceEvents` anywhere, bare event
+//! arrays); serde (`event`, `document`) is the reference it must agree with,
+//! and reads what the scanner declines (only invalid or exotic JSON). Files go to rayon threads
 //! in parallel; a large file is itself cut into pieces parsed on several
 //! threads (`cuts`): gzip files are inflated and parsed in a pipeline
 //! (`stream`), plain files are memory-mapped and split (`parallel`). Any
@@ -53,6 +56,8 @@ mod fast;
 mod meta;
 mod micros;
 mod parallel;
+#[cfg(test)]
+mod shapes;
 mod source;
 mod stream;
 
@@ -135,19 +140,31 @@ fn parse_text(
     if let Some((builder, meta)) = parallel::parse(text, &name, opts.threads) {
         return Ok(builder.finish(meta));
     }
+    // One pass: the fast scanner, else serde, the reference for results and errors.
+    let mut builder = builder::Builder::new(name.clone());
+    if let Ok((meta, found)) = fast::parse_document(text, &mut builder) {
+        if found {
+            return Ok(builder.finish(meta));
+        }
+        return Err(not_kineto(path));
+    }
     let mut builder = builder::Builder::new(name);
     match document::parse(text, &mut builder) {
         Ok((meta, true)) => Ok(builder.finish(meta)),
-        Ok((_, false)) => Err(KinetoError::NotKineto {
-            path: path.to_owned(),
-            reason: "the JSON has no `traceEvents` array".into(),
-        }),
+        Ok((_, false)) => Err(not_kineto(path)),
         Err(e) => Err(KinetoError::json(
             path.to_owned(),
             text,
             text.is_decompressed(),
             &e,
         )),
+    }
+}
+
+fn not_kineto(path: &Path) -> KinetoError {
+    KinetoError::NotKineto {
+        path: path.to_owned(),
+        reason: "the JSON has no `traceEvents` array".into(),
     }
 }
 

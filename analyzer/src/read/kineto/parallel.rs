@@ -22,10 +22,8 @@ pub fn parse(text: &mut [u8], name: &str, pieces: usize) -> Option<(Builder, Met
     if pieces < 2 || text.len() < MIN_PARALLEL_BYTES {
         return None;
     }
-    let key = cuts::find(&text[..text.len().min(cuts::KEY_SEARCH_LIMIT)], cuts::KEY)?;
-    let head = cuts::head_meta(&text[..key])?;
-    let open = cuts::array_start(text, key + cuts::KEY.len())?;
-    let sep = cuts::separator(text, open)?.to_vec();
+    let (head, open, bare) = cuts::events_start(text)?;
+    let sep = cuts::separator(text, open)?;
     // Cut points: evenly spread, plus one near the end for the tail.
     let span = text.len() - open;
     let mut targets: Vec<usize> = (1..pieces).map(|i| open + i * span / pieces).collect();
@@ -47,7 +45,7 @@ pub fn parse(text: &mut [u8], name: &str, pieces: usize) -> Option<(Builder, Met
     for c in &points {
         cuts::apply(text, c);
     }
-    let result = parse_pieces(text, name, open, &points);
+    let result = parse_pieces(text, name, open, &points, bare);
     if result.is_none() {
         for (at, byte) in saved {
             text[at] = byte;
@@ -59,7 +57,13 @@ pub fn parse(text: &mut [u8], name: &str, pieces: usize) -> Option<(Builder, Met
     Some((builder, meta))
 }
 
-fn parse_pieces(text: &[u8], name: &str, open: usize, points: &[Cut]) -> Option<(Builder, Meta)> {
+fn parse_pieces(
+    text: &[u8],
+    name: &str,
+    open: usize,
+    points: &[Cut],
+    bare: bool,
+) -> Option<(Builder, Meta)> {
     // Whole pieces: [open..=cut0.comma], [cut0.blank..=cut1.comma], ...
     let mut ranges = vec![(open, points[0].comma + 1)];
     ranges.extend(points.windows(2).map(|w| (w[0].blank, w[1].comma + 1)));
@@ -71,7 +75,7 @@ fn parse_pieces(text: &[u8], name: &str, open: usize, points: &[Cut]) -> Option<
                 .map(|&(a, b)| document::parse_piece(&text[a..b], name))
                 .collect::<Option<Vec<Builder>>>()
         },
-        || cuts::parse_tail(&text[tail_from..], name),
+        || cuts::parse_tail(&text[tail_from..], name, bare),
     );
     let mut parts = body?.into_iter();
     let mut all = parts.next()?;

@@ -147,16 +147,15 @@ fn produce(
     let mut dec = MultiGzDecoder::new(gz);
     let mut pending = Piece::default();
     // The head: everything up to the first event.
-    let (head, open, sep) = loop {
+    let (head, open, sep, bare) = loop {
         let eof = pending.fill(&mut dec, HEAD_STEP)?;
         let text = pending.text();
-        let found = cuts::find(text, cuts::KEY).and_then(|key| {
-            let open = cuts::array_start(text, key + cuts::KEY.len())?;
-            let sep = cuts::separator(text, open)?.to_vec();
-            Some((key, open, sep))
+        let found = cuts::events_start(text).and_then(|(head, open, bare)| {
+            let sep = cuts::separator(text, open)?;
+            Some((head, open, sep, bare))
         });
-        if let Some((key, open, sep)) = found {
-            break (cuts::head_meta(&text[..key])?, open, sep);
+        if let Some(found) = found {
+            break found;
         }
         if eof || pending.len > cuts::KEY_SEARCH_LIMIT {
             return None;
@@ -187,7 +186,7 @@ fn produce(
             break;
         }
     }
-    let (tail, tail_meta) = cuts::parse_tail(pending.text(), name)?;
+    let (tail, tail_meta) = cuts::parse_tail(pending.text(), name, bare)?;
     Some((head, tail, tail_meta))
 }
 

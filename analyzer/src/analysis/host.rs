@@ -54,6 +54,9 @@ pub struct IoWait {
     pub wait_ns: Ns,
     pub bytes: u64,
     pub calls: u64,
+    /// `bytes` split: moved by reads, and by writes.
+    pub read_bytes: u64,
+    pub write_bytes: u64,
 }
 
 impl IoWait {
@@ -65,10 +68,15 @@ impl IoWait {
         self.bytes as f64 * 1e3 / self.wait_ns as f64
     }
 
-    fn add(&mut self, s: &HostSpan) {
+    fn add(&mut self, op: HostOp, s: &HostSpan) {
         self.wait_ns += s.dur;
         self.bytes += s.arg;
         self.calls += 1;
+        if op.is_read() {
+            self.read_bytes += s.arg;
+        } else {
+            self.write_bytes += s.arg;
+        }
     }
 }
 
@@ -159,7 +167,7 @@ pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
                         fs: name,
                         ..Default::default()
                     })
-                    .add(s);
+                    .add(op, s);
                 let path = match tl.strings.get(o.path) {
                     "" => format!("(dev {} inode {})", o.dev, o.ino),
                     p => p.to_string(),
@@ -171,7 +179,7 @@ pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
                         fs: name,
                         ..Default::default()
                     })
-                    .add(s);
+                    .add(op, s);
             }
             unattributed = add_unattributed(unattributed, t);
         }
@@ -316,7 +324,16 @@ pub fn roles(tl: &Timeline) -> Vec<Role> {
         if !seen.insert(p.pid) {
             continue;
         }
-        let children = kids.get(&p.pid).map_or(&[][..], |v| v.as_slice());
+        // Children forked before this image began are an earlier image's
+        // (a wrapper's helpers, as pyenv runs before its exec): not the
+        // job's, when this image is.
+        let all = kids.get(&p.pid).map_or(&[][..], |v| v.as_slice());
+        let (children, before): (Vec<usize>, Vec<usize>) =
+            all.iter().partition(|&&c| tl.processes[c].start >= p.start);
+        let children = children.as_slice();
+        for &c in &before {
+            stack.push((c, Some(Role::Other)));
+        }
         let role = match parent {
             Some(Role::Main | Role::Worker) => Role::Worker,
             Some(Role::Other) => Role::Other,
@@ -564,6 +581,10 @@ mod tests {
         tl.processes.push(proc(4, 3, "python main.py", 100, 900));
         tl.processes.push(proc(5, 3, "python main.py", 100, 900));
         tl.processes.push(proc(6, 4, "python main.py", 200, 300));
+        // pyenv's helper, forked by the wrapper image of pid 3 before it
+        // exec'd into python: a launcher's helper, not a worker.
+        tl.processes
+            .push(proc(8, 3, "bash pyenv-which python", 4, 5));
         // Something unrelated the recording caught (no recorded parent).
         tl.processes.push(proc(50, 40, "python other.py", 10, 20));
         let r = roles(&tl);
@@ -578,6 +599,7 @@ mod tests {
                 (4, "worker"),
                 (5, "worker"),
                 (6, "worker"),
+                (8, "other"),
                 (50, "main"),
             ]
         );

@@ -187,8 +187,11 @@ pub struct IoWaitReport {
     pub fs: String,
     /// Time threads spent blocked in reads and writes on it.
     pub wait_ns: i64,
+    /// Moved by reads and writes (`read_bytes` + `write_bytes`).
     pub bytes: u64,
     pub calls: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
     /// Bytes over wait time: the throughput the job actually got.
     pub mb_per_s: f64,
 }
@@ -224,6 +227,8 @@ impl HostReport {
             wait_ns: w.wait_ns,
             bytes: w.bytes,
             calls: w.calls,
+            read_bytes: w.read_bytes,
+            write_bytes: w.write_bytes,
             mb_per_s: (w.mb_per_s() * 10.0).round() / 10.0,
         };
         let mut processes: Vec<HostProcessReport> = h

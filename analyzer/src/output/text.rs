@@ -776,6 +776,7 @@ pub fn render_multi(
 
 #[cfg(test)]
 mod tests {
+    use super::super::report::HostProcessReport;
     use super::*;
 
     #[test]
@@ -785,6 +786,119 @@ mod tests {
         wrap(&mut o, "why: ", &long);
         assert!(o.lines().all(|l| l.chars().count() <= WIDTH), "{o}");
         assert_eq!(o.matches('x').count(), 250);
+    }
+
+    fn io(what: &str, fs: &str, wait_ns: i64, read: u64) -> IoWaitReport {
+        IoWaitReport {
+            what: what.into(),
+            fs: fs.into(),
+            wait_ns,
+            bytes: read,
+            calls: 3,
+            read_bytes: read,
+            write_bytes: 0,
+            mb_per_s: read as f64 * 1e3 / wait_ns as f64,
+        }
+    }
+
+    fn process(pid: u32, ppid: u32, role: &'static str, cpu_ns: i64) -> HostProcessReport {
+        HostProcessReport {
+            pid,
+            ppid,
+            role,
+            command: format!("python job.py {pid}"),
+            cpu_ns,
+            io_wait_ns: 0,
+            start_ns: pid as i64,
+            end_ns: 1_000,
+            io_bytes: 0,
+            run_delay_ns: 0,
+            dropped_records: if pid == 12 { 40 } else { 0 },
+        }
+    }
+
+    fn host() -> HostReport {
+        HostReport {
+            io_by_fs: vec![io("nfs", "nfs", 2_000_000_000, 170_000_000)],
+            io_by_file: vec![io(
+                "/mnt/datasets/imagenet/train/shard-000017-of-001024.tar",
+                "nfs",
+                1_500_000_000,
+                120_000_000,
+            )],
+            processes: vec![
+                process(11, 10, "worker", 3_000_000_000),
+                process(12, 10, "worker", 2_000_000_000),
+                process(10, 1, "main", 1_000_000_000),
+                process(1, 0, "launcher", 5_000_000),
+            ],
+            dropped_records: 40,
+            damage: vec![
+                "skipped a damaged chunk: /r/12.sst: at byte offset 4096 (0x1000): bad".into(),
+            ],
+            more_files: 3,
+            io_below_threshold: Default::default(),
+        }
+    }
+
+    #[test]
+    fn host_only_part_has_io_tree_with_roles_and_losses() {
+        let mut o = String::new();
+        host_full(&mut o, &host());
+        assert!(o.lines().all(|l| l.chars().count() <= WIDTH), "{o}");
+        let line = |start: &str| {
+            o.lines()
+                .find(|l| l.trim_start().starts_with(start))
+                .unwrap_or_else(|| panic!("no {start:?} line in\n{o}"))
+                .to_string()
+        };
+        assert!(
+            line("nfs").contains("2.0 s") && line("nfs").contains(" 85"),
+            "{o}"
+        );
+        // The path keeps its file name; 120 MB in 1.5 s.
+        let f = line("…");
+        assert!(
+            f.ends_with(" 80") && f.contains("shard-000017-of-001024.tar"),
+            "{f}"
+        );
+        assert!(o.contains("top 1 of 4"), "{o}");
+        // A tree: the launcher, the main process under it, workers under that.
+        assert!(line("1 python").starts_with("  1 ") && line("1 python").contains("launcher"));
+        assert!(line("10 python").starts_with("    10 ") && line("10 python").contains("main"));
+        assert!(line("11 python").starts_with("      11 ") && line("11 python").contains("3.0 s"));
+        let order: Vec<usize> = ["1 python", "10 python", "11 python", "12 python"]
+            .iter()
+            .map(|s| o.find(&line(s)).unwrap())
+            .collect();
+        assert!(order.is_sorted(), "{o}");
+        assert!(line("records dropped").contains("40 (pid 12 40)"), "{o}");
+        assert!(
+            line("damage:").contains("/r/12.sst: at byte offset 4096"),
+            "{o}"
+        );
+    }
+
+    #[test]
+    fn gpu_report_host_part_is_two_lines() {
+        let mut o = String::new();
+        host_brief(&mut o, &host());
+        let lines: Vec<&str> = o.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.len(), 2, "{o}");
+        assert!(
+            lines[0].starts_with("host I/O wait: nfs 2.0 s at 85 MB/s")
+                && lines[0].contains("top file shard-000017-of-001024.tar 1.5 s"),
+            "{o}"
+        );
+        assert!(
+            lines[1].contains("2 workers 5.0 s (busiest 3.0 s)")
+                && lines[1].contains("launcher 5 ms"),
+            "{o}"
+        );
+        // Nothing to say (a Kineto trace: no host I/O, no samples): no lines.
+        let mut o = String::new();
+        host_brief(&mut o, &HostReport::default());
+        assert_eq!(o, "");
     }
 
     #[test]

@@ -390,7 +390,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
     let rest: Vec<&String> = r
         .notes
         .iter()
-        .filter(|n| !shown_under_header(n) && !(host_only && is_damage(n)))
+        .filter(|n| !(shown_under_header(n) || (host_only && is_damage(n))))
         .collect();
     if !rest.is_empty() {
         let _ = writeln!(o);

@@ -221,21 +221,30 @@ fn cpu_in(t: &Thread, w0: Ns, w1: Ns) -> (Ns, Ns) {
     )
 }
 
-/// The shim's per-thread totals of reads and writes less the spans it kept.
+/// The shim's per-thread totals of reads and writes less the spans it kept
+/// (one pass over the spans: a recording may hold tens of millions).
 fn add_unattributed(mut u: Unattributed, t: &Thread) -> Unattributed {
+    if t.totals.is_empty() {
+        return u;
+    }
+    let mut kept = [(0u64, 0u64, 0u64); HostOp::ALL.len()];
+    for s in &t.spans {
+        if let SpanKind::Host(op) = s.kind
+            && is_io(op)
+        {
+            let k = &mut kept[op as usize];
+            k.0 += 1;
+            k.1 += s.arg;
+            k.2 += s.dur.max(0) as u64;
+        }
+    }
     for op in HostOp::ALL.into_iter().filter(|&op| is_io(op)) {
-        let Some(tot) = t.totals.get(op as usize) else {
+        let (Some(tot), k) = (t.totals.get(op as usize), kept[op as usize]) else {
             continue;
         };
-        let (mut calls, mut bytes, mut ns) = (0u64, 0u64, 0u64);
-        for s in t.spans.iter().filter(|s| s.kind == SpanKind::Host(op)) {
-            calls += 1;
-            bytes += s.arg;
-            ns += s.dur.max(0) as u64;
-        }
-        u.calls += tot.calls.saturating_sub(calls);
-        u.bytes += tot.bytes.saturating_sub(bytes);
-        u.ns += tot.ns.saturating_sub(ns);
+        u.calls += tot.calls.saturating_sub(k.0);
+        u.bytes += tot.bytes.saturating_sub(k.1);
+        u.ns += tot.ns.saturating_sub(k.2);
     }
     u
 }

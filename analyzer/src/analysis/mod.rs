@@ -11,6 +11,7 @@ pub mod context;
 #[cfg(test)]
 mod equivalence;
 pub mod findings;
+pub mod host;
 pub mod hta;
 pub mod intervals;
 pub mod job;

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::report::Report;
-use super::text::dur;
+use super::text::{bytes, dur};
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -88,8 +88,79 @@ pub fn render(r: &Report) -> String {
         }
         let _ = writeln!(o, "\n</details>");
     }
+    host(&mut o, r);
     for n in &r.notes {
         let _ = writeln!(o, "\n> {}", cell(n));
     }
     o
+}
+
+/// The host part: open in a host-only report (it is the whole report),
+/// folded under the findings of a GPU one.
+fn host(o: &mut String, r: &Report) {
+    let h = &r.host;
+    let cpu = h.processes.iter().any(|p| p.cpu_ns > 0);
+    if h.io_by_fs.is_empty() && !cpu && h.dropped_records == 0 && h.damage.is_empty() {
+        return;
+    }
+    let host_only = r.devices.is_empty();
+    if host_only {
+        let _ = writeln!(o, "\n### Host\n");
+    } else {
+        let _ = writeln!(o, "\n<details><summary>Host</summary>\n");
+    }
+    if !h.io_by_fs.is_empty() {
+        let _ = writeln!(
+            o,
+            "| I/O wait on | fs | wait | calls | read | written | MB/s |"
+        );
+        let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|");
+        for w in h.io_by_fs.iter().chain(&h.io_by_file) {
+            let what = if w.what == w.fs {
+                format!("**{}**", cell(&w.what))
+            } else {
+                format!("`{}`", cell(&w.what))
+            };
+            let _ = writeln!(
+                o,
+                "| {what} | {} | {} | {} | {} | {} | {:.1} |",
+                cell(&w.fs),
+                dur(w.wait_ns),
+                w.calls,
+                bytes(w.read_bytes),
+                bytes(w.write_bytes),
+                w.mb_per_s
+            );
+        }
+        if h.more_files > 0 {
+            let _ = writeln!(o, "\n{} more files.", h.more_files);
+        }
+        let _ = writeln!(o);
+    }
+    if !h.processes.is_empty() {
+        let _ = writeln!(o, "| pid | ppid | role | CPU | I/O wait | command |");
+        let _ = writeln!(o, "|---:|---:|---|---:|---:|---|");
+        for p in h.processes.iter().take(if host_only { 30 } else { 10 }) {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | `{}` |",
+                p.pid,
+                p.ppid,
+                p.role,
+                dur(p.cpu_ns),
+                dur(p.io_wait_ns),
+                cell(&p.command)
+            );
+        }
+        let _ = writeln!(o);
+    }
+    if h.dropped_records > 0 {
+        let _ = writeln!(o, "Records dropped: {}\n", h.dropped_records);
+    }
+    for d in &h.damage {
+        let _ = writeln!(o, "- damage: {}", cell(d));
+    }
+    if !host_only {
+        let _ = writeln!(o, "\n</details>");
+    }
 }

@@ -149,6 +149,9 @@ pub struct FindingReport {
 
 /// The host side of a recording, shown in every report and the whole of a
 /// host-only one. Kineto traces fill only what they hold.
+///
+/// I/O and CPU figures cover the analysis window (`window_ns`), as the
+/// findings do; a host-only recording's window is all of it.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct HostReport {
     /// I/O wait by filesystem ("ext4", "nfs", "fuse", ...), longest first.
@@ -162,6 +165,18 @@ pub struct HostReport {
     pub dropped_records: u64,
     /// Damage found while reading: files or chunks skipped, with where.
     pub damage: Vec<String>,
+    /// Files beyond the top ones in `io_by_file`.
+    pub more_files: usize,
+    /// Reads and writes (any fd) shorter than the span threshold, over the
+    /// whole recording: counted by the shim per thread, so in no row above.
+    pub io_below_threshold: IoBelowThreshold,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IoBelowThreshold {
+    pub calls: u64,
+    pub bytes: u64,
+    pub ns: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -172,8 +187,11 @@ pub struct IoWaitReport {
     pub fs: String,
     /// Time threads spent blocked in reads and writes on it.
     pub wait_ns: i64,
+    /// Moved by reads and writes (`read_bytes` + `write_bytes`).
     pub bytes: u64,
     pub calls: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
     /// Bytes over wait time: the throughput the job actually got.
     pub mb_per_s: f64,
 }
@@ -182,13 +200,81 @@ pub struct IoWaitReport {
 pub struct HostProcessReport {
     pub pid: u32,
     pub ppid: u32,
-    /// "trainer", "worker", "launcher" or "other".
+    /// "trainer", "worker", "launcher" or "other"; host-only recordings
+    /// (no trainer) have a "main" process, with its descendants as workers.
     pub role: &'static str,
     pub command: String,
     pub cpu_ns: i64,
     pub io_wait_ns: i64,
     pub start_ns: i64,
     pub end_ns: i64,
+    /// Bytes its file reads and writes moved.
+    pub io_bytes: u64,
+    /// Time its threads were runnable but waited for a CPU.
+    pub run_delay_ns: i64,
+    pub dropped_records: u64,
+}
+
+/// How many files `io_by_file` keeps.
+pub const TOP_FILES: usize = 10;
+
+impl HostReport {
+    pub fn build(tl: &Timeline, window: (i64, i64)) -> HostReport {
+        let h = crate::analysis::host::analyze(tl, window);
+        let io = |w: &crate::analysis::host::IoWait| IoWaitReport {
+            what: w.what.clone(),
+            fs: w.fs.to_string(),
+            wait_ns: w.wait_ns,
+            bytes: w.bytes,
+            calls: w.calls,
+            read_bytes: w.read_bytes,
+            write_bytes: w.write_bytes,
+            mb_per_s: (w.mb_per_s() * 10.0).round() / 10.0,
+        };
+        let mut processes: Vec<HostProcessReport> = h
+            .processes
+            .iter()
+            .map(|ph| {
+                let p = &tl.processes[ph.index];
+                HostProcessReport {
+                    pid: p.pid,
+                    ppid: p.ppid,
+                    role: ph.role.name(),
+                    command: p.cmdline.clone(),
+                    cpu_ns: ph.cpu_ns,
+                    io_wait_ns: ph.io_wait_ns,
+                    start_ns: p.start,
+                    end_ns: p.end,
+                    io_bytes: ph.io_bytes,
+                    run_delay_ns: ph.run_delay_ns,
+                    dropped_records: p.dropped_records,
+                }
+            })
+            .collect();
+        // Stable: ties keep the timeline's order (by start).
+        processes.sort_by_key(|p| std::cmp::Reverse(p.cpu_ns));
+        HostReport {
+            io_by_fs: h.io_by_fs.iter().map(io).collect(),
+            io_by_file: h.io_by_file.iter().take(TOP_FILES).map(io).collect(),
+            more_files: h.io_by_file.len().saturating_sub(TOP_FILES),
+            processes,
+            dropped_records: h.dropped_records,
+            damage: h.damage,
+            io_below_threshold: IoBelowThreshold {
+                calls: h.unattributed.calls,
+                bytes: h.unattributed.bytes,
+                ns: h.unattributed.ns,
+            },
+        }
+    }
+
+    /// CPU time of the processes with this role.
+    pub fn cpu_of(&self, role: &str) -> (usize, i64) {
+        self.processes
+            .iter()
+            .filter(|p| p.role == role)
+            .fold((0, 0), |(n, ns), p| (n + 1, ns + p.cpu_ns))
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -424,7 +510,7 @@ impl Report {
                 }))
                 .collect(),
             job: d.job.clone(),
-            host: HostReport::default(),
+            host: HostReport::build(tl, d.window),
             hta_compat: None,
         }
     }

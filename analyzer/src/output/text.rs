@@ -5,7 +5,8 @@
 
 use std::fmt::Write;
 
-use super::report::{DeviceReport, Report};
+use super::report::{DeviceReport, HostReport, IoWaitReport, Report};
+use crate::analysis::host::is_damage;
 use crate::analysis::ranks::RankComparison;
 
 /// The widest line the text report writes.
@@ -58,6 +59,16 @@ pub fn terminal_safe(r: &Report) -> Report {
     for d in &mut r.devices {
         d.name = e(&d.name);
         d.id = e(&d.id);
+    }
+    let h = &mut r.host;
+    for w in h.io_by_fs.iter_mut().chain(h.io_by_file.iter_mut()) {
+        w.what = e(&w.what);
+    }
+    for p in &mut h.processes {
+        p.command = e(&p.command);
+    }
+    for d in &mut h.damage {
+        *d = e(d);
     }
     for f in &mut r.findings {
         f.evidence = e(&f.evidence);
@@ -314,11 +325,13 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             let _ = writeln!(o, "  kernel time: {}", parts.join(", "));
         }
     }
-    if r.devices.is_empty() {
+    let host_only = r.devices.is_empty();
+    if host_only {
         let _ = writeln!(
             o,
             "No GPU activity was recorded: the report covers host activity only."
         );
+        host_full(&mut o, &r.host);
     }
     if !r.findings.is_empty() {
         let _ = writeln!(o, "\nFixes, by estimated saving");
@@ -370,7 +383,15 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         wrap(&mut o, "fix: ", &f.fix);
         wrap(&mut o, "assumes: ", &f.assumption);
     }
-    let rest: Vec<&String> = r.notes.iter().filter(|n| !shown_under_header(n)).collect();
+    if !host_only {
+        host_brief(&mut o, &r.host);
+    }
+    // A host-only report lists the damage in its host part already.
+    let rest: Vec<&String> = r
+        .notes
+        .iter()
+        .filter(|n| !(shown_under_header(n) || (host_only && is_damage(n))))
+        .collect();
     if !rest.is_empty() {
         let _ = writeln!(o);
         for n in rest.iter().take(8) {
@@ -394,6 +415,256 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         );
     }
     o
+}
+
+/// Bytes for people, in powers of ten (as MB/s is).
+pub fn bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.0} KB", b / 1e3)
+    } else {
+        format!("{b:.0} B")
+    }
+}
+
+/// The last `n` characters of a path ("…/data/shard0.bin").
+fn cut_left(s: &str, n: usize) -> String {
+    let len = s.chars().count();
+    if len <= n {
+        s.to_string()
+    } else {
+        format!("…{}", s.chars().skip(len + 1 - n).collect::<String>())
+    }
+}
+
+fn mb_per_s(w: &IoWaitReport) -> String {
+    if w.mb_per_s >= 10.0 {
+        format!("{:.0}", w.mb_per_s)
+    } else {
+        format!("{:.1}", w.mb_per_s)
+    }
+}
+
+fn io_row(o: &mut String, what: &str, fs: &str, w: &IoWaitReport) {
+    let line = format!(
+        "  {:<44} {:<7} {:>8} {:>7} {:>9} {:>8}",
+        cut_left(what, 44),
+        cut(fs, 7),
+        dur(w.wait_ns),
+        w.calls,
+        bytes(w.bytes),
+        mb_per_s(w)
+    );
+    let _ = writeln!(o, "{}", cut(line.trim_end(), WIDTH));
+}
+
+/// Processes shown in a host-only report's tree; the rest are summed.
+const TREE_ROWS: usize = 12;
+
+/// The host part of a host-only report: I/O wait by filesystem and file,
+/// the process tree with roles and CPU, and what was lost.
+fn host_full(o: &mut String, h: &HostReport) {
+    if !h.io_by_fs.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n{:<47}{:<7} {:>8} {:>7} {:>9} {:>8}",
+            "I/O wait by filesystem", "", "wait", "calls", "bytes", "MB/s"
+        );
+        for w in &h.io_by_fs {
+            io_row(o, &w.what, "", w);
+        }
+        let title = if h.more_files > 0 {
+            format!(
+                "by file (top {} of {})",
+                h.io_by_file.len(),
+                h.io_by_file.len() + h.more_files
+            )
+        } else {
+            "by file".to_string()
+        };
+        let _ = writeln!(o, "{title:<47}fs");
+        for w in &h.io_by_file {
+            io_row(o, &w.what, &w.fs, w);
+        }
+    } else {
+        let _ = writeln!(o, "\nNo file reads or writes long enough to record.");
+    }
+    let b = &h.io_below_threshold;
+    if b.calls > 0 {
+        let line = format!(
+            "  + {} shorter calls (any fd, not by file): {}, {}",
+            b.calls,
+            bytes(b.bytes),
+            dur(b.ns as i64)
+        );
+        let _ = writeln!(o, "{}", cut(&line, WIDTH));
+    }
+    if !h.processes.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n{:<46} {:<8} {:>9} {:>9}",
+            "Processes", "role", "CPU", "I/O wait"
+        );
+        let shown: Vec<usize> = (0..h.processes.len().min(TREE_ROWS)).collect();
+        for (i, depth) in tree_order(h) {
+            if !shown.contains(&i) {
+                continue;
+            }
+            let p = &h.processes[i];
+            let label = format!(
+                "{}{} {}",
+                "  ".repeat(depth.min(6)),
+                p.pid,
+                short_command(&p.command)
+            );
+            let line = format!(
+                "  {:<44} {:<8} {:>9} {:>9}",
+                cut(&label, 44),
+                p.role,
+                dur(p.cpu_ns),
+                dur(p.io_wait_ns)
+            );
+            let _ = writeln!(o, "{}", line.trim_end());
+        }
+        if h.processes.len() > TREE_ROWS {
+            let rest = &h.processes[TREE_ROWS..];
+            let _ = writeln!(
+                o,
+                "  … and {} more processes, {} CPU in all",
+                rest.len(),
+                dur(rest.iter().map(|p| p.cpu_ns).sum())
+            );
+        }
+    }
+    if h.dropped_records > 0 {
+        let per: Vec<String> = h
+            .processes
+            .iter()
+            .filter(|p| p.dropped_records > 0)
+            .map(|p| format!("pid {} {}", p.pid, p.dropped_records))
+            .collect();
+        let line = format!(
+            "    records dropped: {} ({})",
+            h.dropped_records,
+            per.join(", ")
+        );
+        let _ = writeln!(o, "\n{}", cut(&line, WIDTH));
+    } else if !h.damage.is_empty() {
+        let _ = writeln!(o);
+    }
+    for d in &h.damage {
+        wrap(o, "damage: ", d);
+    }
+}
+
+/// The processes as a tree: (index, depth), parents before children, each
+/// pid's images in order, siblings by start.
+fn tree_order(h: &HostReport) -> Vec<(usize, usize)> {
+    let mut idx: Vec<usize> = (0..h.processes.len()).collect();
+    idx.sort_by_key(|&i| (h.processes[i].start_ns, h.processes[i].pid));
+    let pids: std::collections::HashSet<u32> = h.processes.iter().map(|p| p.pid).collect();
+    let mut out = Vec::with_capacity(idx.len());
+    let mut done: std::collections::HashSet<u32> = std::collections::HashSet::new();
+    let mut stack: Vec<(u32, usize)> = Vec::new();
+    let mut roots: Vec<u32> = Vec::new();
+    for &i in &idx {
+        let p = &h.processes[i];
+        let first = idx.iter().find(|&&j| h.processes[j].pid == p.pid) == Some(&i);
+        if first && (p.ppid == p.pid || !pids.contains(&p.ppid)) {
+            roots.push(p.pid);
+        }
+    }
+    for r in roots.into_iter().rev() {
+        stack.push((r, 0));
+    }
+    let walk = |stack: &mut Vec<(u32, usize)>,
+                out: &mut Vec<(usize, usize)>,
+                done: &mut std::collections::HashSet<u32>| {
+        while let Some((pid, depth)) = stack.pop() {
+            if !done.insert(pid) {
+                continue;
+            }
+            let images: Vec<usize> = idx
+                .iter()
+                .copied()
+                .filter(|&j| h.processes[j].pid == pid)
+                .collect();
+            out.extend(images.iter().map(|&j| (j, depth)));
+            let mut kids: Vec<u32> = Vec::new();
+            for &j in &idx {
+                let c = &h.processes[j];
+                if c.ppid == pid && c.pid != pid && !kids.contains(&c.pid) {
+                    kids.push(c.pid);
+                }
+            }
+            for k in kids.into_iter().rev() {
+                stack.push((k, depth + 1));
+            }
+        }
+    };
+    walk(&mut stack, &mut out, &mut done);
+    // A cycle of pids (reuse) has no root: list what is left at the top.
+    for &i in &idx {
+        if !done.contains(&h.processes[i].pid) {
+            stack.push((h.processes[i].pid, 0));
+            walk(&mut stack, &mut out, &mut done);
+        }
+    }
+    out
+}
+
+/// The host part of a GPU report: two lines at most, under the fixes.
+fn host_brief(o: &mut String, h: &HostReport) {
+    let mut lines = Vec::new();
+    if !h.io_by_fs.is_empty() {
+        let fs: Vec<String> = h
+            .io_by_fs
+            .iter()
+            .take(3)
+            .map(|w| format!("{} {} at {} MB/s", w.what, dur(w.wait_ns), mb_per_s(w)))
+            .collect();
+        let mut line = format!("host I/O wait: {}", fs.join(", "));
+        if let Some(f) = h.io_by_file.first() {
+            let name = f.what.rsplit('/').next().unwrap_or(&f.what);
+            line += &format!("; top file {} {}", name, dur(f.wait_ns));
+        }
+        lines.push(line);
+    }
+    let mut cpu = Vec::new();
+    for (role, one, many) in [
+        ("trainer", "trainer", "trainers"),
+        ("worker", "worker", "workers"),
+        ("launcher", "launcher", "launchers"),
+        ("other", "other", "others"),
+    ] {
+        let (n, ns) = h.cpu_of(role);
+        if n > 0 && ns > 0 {
+            let busiest = h
+                .processes
+                .iter()
+                .filter(|p| p.role == role)
+                .map(|p| p.cpu_ns)
+                .max()
+                .unwrap_or(0);
+            cpu.push(match n {
+                1 => format!("{one} {}", dur(ns)),
+                _ => format!("{n} {many} {} (busiest {})", dur(ns), dur(busiest)),
+            });
+        }
+    }
+    if !cpu.is_empty() {
+        lines.push(format!("host CPU: {}", cpu.join(", ")));
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(o);
+        for l in lines {
+            let _ = writeln!(o, "{}", cut(&l, WIDTH));
+        }
+    }
 }
 
 /// The busiest device of a rank's report.
@@ -505,6 +776,7 @@ pub fn render_multi(
 
 #[cfg(test)]
 mod tests {
+    use super::super::report::HostProcessReport;
     use super::*;
 
     #[test]
@@ -514,6 +786,119 @@ mod tests {
         wrap(&mut o, "why: ", &long);
         assert!(o.lines().all(|l| l.chars().count() <= WIDTH), "{o}");
         assert_eq!(o.matches('x').count(), 250);
+    }
+
+    fn io(what: &str, fs: &str, wait_ns: i64, read: u64) -> IoWaitReport {
+        IoWaitReport {
+            what: what.into(),
+            fs: fs.into(),
+            wait_ns,
+            bytes: read,
+            calls: 3,
+            read_bytes: read,
+            write_bytes: 0,
+            mb_per_s: read as f64 * 1e3 / wait_ns as f64,
+        }
+    }
+
+    fn process(pid: u32, ppid: u32, role: &'static str, cpu_ns: i64) -> HostProcessReport {
+        HostProcessReport {
+            pid,
+            ppid,
+            role,
+            command: format!("python job.py {pid}"),
+            cpu_ns,
+            io_wait_ns: 0,
+            start_ns: pid as i64,
+            end_ns: 1_000,
+            io_bytes: 0,
+            run_delay_ns: 0,
+            dropped_records: if pid == 12 { 40 } else { 0 },
+        }
+    }
+
+    fn host() -> HostReport {
+        HostReport {
+            io_by_fs: vec![io("nfs", "nfs", 2_000_000_000, 170_000_000)],
+            io_by_file: vec![io(
+                "/mnt/datasets/imagenet/train/shard-000017-of-001024.tar",
+                "nfs",
+                1_500_000_000,
+                120_000_000,
+            )],
+            processes: vec![
+                process(11, 10, "worker", 3_000_000_000),
+                process(12, 10, "worker", 2_000_000_000),
+                process(10, 1, "main", 1_000_000_000),
+                process(1, 0, "launcher", 5_000_000),
+            ],
+            dropped_records: 40,
+            damage: vec![
+                "skipped a damaged chunk: /r/12.sst: at byte offset 4096 (0x1000): bad".into(),
+            ],
+            more_files: 3,
+            io_below_threshold: Default::default(),
+        }
+    }
+
+    #[test]
+    fn host_only_part_has_io_tree_with_roles_and_losses() {
+        let mut o = String::new();
+        host_full(&mut o, &host());
+        assert!(o.lines().all(|l| l.chars().count() <= WIDTH), "{o}");
+        let line = |start: &str| {
+            o.lines()
+                .find(|l| l.trim_start().starts_with(start))
+                .unwrap_or_else(|| panic!("no {start:?} line in\n{o}"))
+                .to_string()
+        };
+        assert!(
+            line("nfs").contains("2.0 s") && line("nfs").contains(" 85"),
+            "{o}"
+        );
+        // The path keeps its file name; 120 MB in 1.5 s.
+        let f = line("…");
+        assert!(
+            f.ends_with(" 80") && f.contains("shard-000017-of-001024.tar"),
+            "{f}"
+        );
+        assert!(o.contains("top 1 of 4"), "{o}");
+        // A tree: the launcher, the main process under it, workers under that.
+        assert!(line("1 python").starts_with("  1 ") && line("1 python").contains("launcher"));
+        assert!(line("10 python").starts_with("    10 ") && line("10 python").contains("main"));
+        assert!(line("11 python").starts_with("      11 ") && line("11 python").contains("3.0 s"));
+        let order: Vec<usize> = ["1 python", "10 python", "11 python", "12 python"]
+            .iter()
+            .map(|s| o.find(&line(s)).unwrap())
+            .collect();
+        assert!(order.is_sorted(), "{o}");
+        assert!(line("records dropped").contains("40 (pid 12 40)"), "{o}");
+        assert!(
+            line("damage:").contains("/r/12.sst: at byte offset 4096"),
+            "{o}"
+        );
+    }
+
+    #[test]
+    fn gpu_report_host_part_is_two_lines() {
+        let mut o = String::new();
+        host_brief(&mut o, &host());
+        let lines: Vec<&str> = o.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.len(), 2, "{o}");
+        assert!(
+            lines[0].starts_with("host I/O wait: nfs 2.0 s at 85 MB/s")
+                && lines[0].contains("top file shard-000017-of-001024.tar 1.5 s"),
+            "{o}"
+        );
+        assert!(
+            lines[1].contains("2 workers 5.0 s (busiest 3.0 s)")
+                && lines[1].contains("launcher 5 ms"),
+            "{o}"
+        );
+        // Nothing to say (a Kineto trace: no host I/O, no samples): no lines.
+        let mut o = String::new();
+        host_brief(&mut o, &HostReport::default());
+        assert_eq!(o, "");
     }
 
     #[test]

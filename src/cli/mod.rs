@@ -3,9 +3,13 @@
 mod analyze;
 mod check;
 pub mod dump;
+mod export;
+mod live_helper;
 mod load;
+mod metrics_http;
 mod record;
 mod shim_path;
+mod top;
 
 use std::process::ExitCode;
 
@@ -35,6 +39,8 @@ pub enum Command {
     Analyze(analyze::AnalyzeArgs),
     Check(check::CheckArgs),
     Dump(dump::DumpArgs),
+    Top(top::TopArgs),
+    Export(export::ExportArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -43,5 +49,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(a) => analyze::run(a),
         Command::Check(a) => check::run(a),
         Command::Dump(a) => dump::run(a),
+        Command::Top(a) => top::run(a),
+        Command::Export(a) => export::run(a),
     }
 }

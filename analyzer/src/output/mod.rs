@@ -2,6 +2,7 @@
 //! readers.
 
 pub mod markdown;
+pub mod metrics;
 pub mod perfetto;
 pub mod report;
 pub mod text;

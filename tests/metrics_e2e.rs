@@ -253,6 +253,36 @@ fn prometheus_sees_data_idle_rise_while_a_data_bound_job_runs() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    // The committed dashboard's queries run on this Prometheus, and the
+    // recording rules pass promtool.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("monitoring");
+    let dash: Value =
+        serde_json::from_slice(&std::fs::read(root.join("grafana-stallscope.json")).unwrap())
+            .unwrap();
+    for panel in dash["panels"].as_array().unwrap() {
+        for t in panel["targets"].as_array().unwrap() {
+            let q = t["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$__rate_interval", "5s")
+                .replace("$job", ".*")
+                .replace("$instance", ".*")
+                .replace("$gpu", ".*");
+            let (status, body) =
+                http_get(prom_port, &format!("/api/v1/query?query={}", urlencode(&q))).unwrap();
+            assert_eq!(status, 200, "{q}: {body}");
+        }
+    }
+    let rules = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(root.join("stallscope-rules.yml"))
+        .output()
+        .unwrap();
+    assert!(
+        rules.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rules.stdout)
+    );
     // Nothing but /metrics is served.
     if let Some((status, _)) = http_get(metrics_port, "/") {
         assert_eq!(status, 404);

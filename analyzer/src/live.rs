@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use crate::analysis::{self, Cause, Diagnosis};
-use crate::model::{Ns, Timeline};
+use crate::model::{Ns, SpanKind, Timeline};
 use crate::read::native::live::{LiveReader, PollStats};
 
 /// Bucket bounds of the step-time histogram, in seconds.
@@ -41,7 +41,7 @@ pub struct Totals {
     pub step_buckets: [u64; STEP_BUCKETS.len() + 1],
     /// Time the trainer waited for batches: data-cause idle time of the GPUs.
     pub dataloader_wait_ns: Ns,
-    /// End of the last step counted.
+    /// Start of the last step counted.
     pub steps_until: Ns,
 }
 
@@ -132,15 +132,23 @@ impl Monitor {
     }
 }
 
-/// Adds what the window's diagnosis settled since the last count. A GPU's
-/// time is settled up to the end of the last complete step (the window's
-/// last GPU op when the job has ended or has no steps).
+/// Adds what the window's diagnosis settled since the last count. The last
+/// step of the window is still open (its end moves until the next step's
+/// first op is seen) unless the job has ended: a GPU's time is settled up to
+/// the end of the step before it, and a step is counted once, by its start,
+/// when it is settled. Without steps, up to the window's last GPU op.
 fn count(t: &mut Totals, d: &Diagnosis, finished: bool) {
-    let steps_end = d.steps.steps.last().map(|s| s.end);
+    let all = &d.steps.steps;
+    let settled_steps = if finished {
+        &all[..]
+    } else {
+        &all[..all.len().saturating_sub(1)]
+    };
     for dev in &d.devices {
-        let settled = match steps_end {
-            Some(e) if !finished => e.min(dev.window.1),
-            _ => dev.window.1,
+        let settled = match (all.is_empty(), settled_steps.last()) {
+            (true, _) => dev.window.1,
+            (false, Some(s)) => s.end.min(dev.window.1),
+            (false, None) => continue,
         };
         let g = t.gpus.entry(dev.gpu).or_default();
         let from = g.until.max(dev.window.0);
@@ -161,8 +169,8 @@ fn count(t: &mut Totals, d: &Diagnosis, finished: bool) {
         g.busy_ns += (settled - from).saturating_sub(idle);
         g.until = settled;
     }
-    for s in &d.steps.steps {
-        if s.end <= t.steps_until {
+    for s in settled_steps {
+        if t.steps > 0 && s.start <= t.steps_until {
             continue;
         }
         t.steps += 1;
@@ -173,20 +181,13 @@ fn count(t: &mut Totals, d: &Diagnosis, finished: bool) {
             .position(|&le| secs <= le)
             .unwrap_or(STEP_BUCKETS.len());
         t.step_buckets[b] += 1;
-        t.steps_until = s.end;
+        t.steps_until = s.start;
     }
 }
 
 /// CPU per process over the window, from the thread samples.
 fn process_cpu(tl: &Timeline, (lo, hi): (Ns, Ns)) -> Vec<ProcCpu> {
     let span = (hi - lo).max(1) as f64;
-    let gpu_pids: Vec<u32> = {
-        let corr = crate::model::CorrIndex::build(tl);
-        let mut v: Vec<u32> = corr.threads().iter().map(|&(pid, _)| pid).collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
     tl.processes
         .iter()
         .map(|p| {
@@ -202,7 +203,11 @@ fn process_cpu(tl: &Timeline, (lo, hi): (Ns, Ns)) -> Vec<ProcCpu> {
             ProcCpu {
                 pid: p.pid,
                 ppid: p.ppid,
-                uses_gpu: gpu_pids.binary_search(&p.pid).is_ok(),
+                uses_gpu: p.threads.iter().any(|t| {
+                    t.spans
+                        .iter()
+                        .any(|s| matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver))
+                }),
                 cpu_pct: cpu as f64 * 100.0 / span,
             }
         })
@@ -248,9 +253,10 @@ mod tests {
     }
 
     #[test]
-    fn overlapping_windows_count_each_nanosecond_once() {
+    fn overlapping_windows_count_each_nanosecond_and_step_once() {
         let mut t = Totals::default();
-        // Window 1: steps [0,100) [100,200); data gap 50..80, cpu gap 150..160.
+        // Window 1: steps [0,100) [100,200), the last still open; a data
+        // gap 50..80 and a cpu gap 150..160.
         let d1 = diagnosis(
             (0, 230),
             vec![gap(50, 80, Cause::Data), gap(150, 160, Cause::Cpu)],
@@ -258,26 +264,32 @@ mod tests {
         );
         count(&mut t, &d1, false);
         let g = t.gpus[&0];
-        assert_eq!(g.until, 200);
+        assert_eq!(g.until, 100);
         assert_eq!(g.idle_ns[Cause::Data.index()], 30);
-        assert_eq!(g.idle_ns[Cause::Cpu.index()], 10);
-        assert_eq!(g.busy_ns, 160);
-        assert_eq!(t.steps, 2);
-        // Window 2 overlaps window 1 and adds a step [200,300) with a data
-        // gap 190..260 that straddles the last count.
+        assert_eq!(g.idle_ns[Cause::Cpu.index()], 0);
+        assert_eq!(g.busy_ns, 70);
+        assert_eq!(t.steps, 1);
+        // Window 2 overlaps window 1; the open step has closed (its end
+        // moved), another opened, and a data gap 190..260 straddles them.
         let d2 = diagnosis(
             (100, 330),
             vec![gap(150, 160, Cause::Cpu), gap(190, 260, Cause::Data)],
-            &[(100, 200), (200, 300)],
+            &[(100, 200), (200, 300), (300, 330)],
         );
         count(&mut t, &d2, false);
         let g = t.gpus[&0];
         assert_eq!(g.until, 300);
-        assert_eq!(g.idle_ns[Cause::Data.index()], 30 + 60);
+        assert_eq!(g.idle_ns[Cause::Data.index()], 30 + 70);
         assert_eq!(g.idle_ns[Cause::Cpu.index()], 10);
         assert_eq!(g.busy_ns + g.idle_ns.iter().sum::<Ns>(), 300);
         assert_eq!(t.steps, 3);
-        assert_eq!(t.dataloader_wait_ns, 90);
+        assert_eq!(t.dataloader_wait_ns, 100);
         assert_eq!(t.step_sum_ns, 300);
+        // The same window again adds nothing; once the job ends, the last
+        // step counts too.
+        count(&mut t, &d2, false);
+        assert_eq!((t.steps, t.gpus[&0].until), (3, 300));
+        count(&mut t, &d2, true);
+        assert_eq!((t.steps, t.gpus[&0].until), (4, 330));
     }
 }

@@ -304,7 +304,19 @@ fn screen(m: &Monitor) -> Vec<String> {
         }
         None => v.push("top finding   none yet".into()),
     }
-    let workers: Vec<_> = snap.processes.iter().filter(|p| !p.uses_gpu).collect();
+    // The producers: children of the processes that launch GPU work.
+    let gpu_pids: Vec<u32> = snap
+        .processes
+        .iter()
+        .filter(|p| p.uses_gpu)
+        .map(|p| p.pid)
+        .collect();
+    let mut workers: Vec<_> = snap
+        .processes
+        .iter()
+        .filter(|p| gpu_pids.contains(&p.ppid) && !gpu_pids.contains(&p.pid))
+        .collect();
+    workers.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct).then(a.pid.cmp(&b.pid)));
     if !workers.is_empty() {
         let list: Vec<String> = workers
             .iter()
@@ -312,7 +324,7 @@ fn screen(m: &Monitor) -> Vec<String> {
             .map(|p| format!("{} {:.0}%", p.pid, p.cpu_pct))
             .collect();
         v.push(format!(
-            "workers CPU   {} ({} processes, {:.0}% of a core each on average)",
+            "workers CPU   {} ({} DataLoader workers, {:.0}% of a core each on average)",
             list.join("  "),
             workers.len(),
             workers.iter().map(|p| p.cpu_pct).sum::<f64>() / workers.len() as f64

@@ -564,3 +564,101 @@ fn is_file_io(op: HostOp) -> bool {
             | HostOp::Open
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stallscope_format::layout::{Geometry, HeaderInit, encode_header};
+    use stallscope_format::records::Span;
+    use stallscope_format::writer::{ChunkWriter, Claim, Region};
+
+    /// A trace file being written, as the shim writes it.
+    struct Producer {
+        _map: memmap2::MmapMut,
+        region: Region,
+        chunk: ChunkWriter,
+    }
+
+    impl Producer {
+        fn create(path: &Path, pid: u32) -> Producer {
+            let geo = Geometry::new(8 << 20, 64 * 1024, 16).expect("geometry");
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .expect("create");
+            file.set_len(geo.chunk_offset(geo.chunk_count))
+                .expect("size");
+            // SAFETY: a fresh file of that size, mapped once.
+            let mut map = unsafe { memmap2::MmapMut::map_mut(&file).expect("map") };
+            let init = HeaderInit {
+                capacity: 8 << 20,
+                pid,
+                ppid: 1,
+                start_mono_ns: 1_000,
+                ..Default::default()
+            };
+            encode_header(&mut map, &init, &geo);
+            // SAFETY: the mapping covers the geometry and holds the header.
+            let region = unsafe { Region::new(map.as_mut_ptr(), geo, false) };
+            let Claim::Chunk(chunk) = region.claim_chunk(ChunkKind::Thread, pid, &mut |_, _| true)
+            else {
+                panic!("no chunk")
+            };
+            Producer {
+                _map: map,
+                region,
+                chunk,
+            }
+        }
+
+        fn spans(&mut self, from_ms: u64, n: u64) {
+            let _ = &self.region;
+            for i in 0..n {
+                let s = Span {
+                    op: HostOp::Sleep as u8,
+                    obj: 0,
+                    ts: (from_ms + i) * 1_000_000,
+                    dur: 500_000,
+                    bytes: 0,
+                };
+                // SAFETY: this thread owns the chunk writer.
+                assert!(unsafe { self.chunk.write(Span::LEN, &|b: &mut [u8]| s.encode(b)) });
+            }
+        }
+    }
+
+    fn spans(tl: &Timeline) -> Vec<(u32, usize)> {
+        tl.processes
+            .iter()
+            .map(|p| (p.pid, p.threads.iter().map(|t| t.spans.len()).sum()))
+            .collect()
+    }
+
+    #[test]
+    fn each_poll_reads_only_new_records_and_finds_new_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut a = Producer::create(&dir.path().join("1.sst"), 1);
+        a.spans(10, 3);
+        let mut r = LiveReader::new(dir.path());
+        let st = r.poll();
+        assert_eq!((st.new_files, st.records), (1, 3));
+        a.spans(20, 2);
+        let st = r.poll();
+        assert_eq!((st.new_files, st.records), (0, 2));
+        assert_eq!(r.poll().records, 0, "nothing new, nothing read");
+        // A new process appears.
+        let mut b = Producer::create(&dir.path().join("2.sst"), 2);
+        b.spans(30, 1);
+        a.spans(40, 1);
+        let st = r.poll();
+        assert_eq!((st.files, st.new_files, st.records), (2, 1, 2));
+        assert_eq!(spans(&r.timeline()), vec![(1, 6), (2, 1)]);
+        assert_eq!(r.latest(), 40_500_000);
+        // The window forgets what ended before the cutoff.
+        r.prune(25_000_000);
+        assert_eq!(spans(&r.timeline()), vec![(1, 1), (2, 1)]);
+        assert_eq!(r.records(), 7);
+    }
+}

@@ -581,7 +581,11 @@ mod tests {
 
     impl Producer {
         fn create(path: &Path, pid: u32) -> Producer {
-            let geo = Geometry::new(8 << 20, 64 * 1024, 16).expect("geometry");
+            Producer::with(path, pid, 8 << 20, 64 * 1024, false)
+        }
+
+        fn with(path: &Path, pid: u32, capacity: u64, chunk: u32, flight: bool) -> Producer {
+            let geo = Geometry::new(capacity, chunk, 16).expect("geometry");
             let file = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -593,15 +597,16 @@ mod tests {
             // SAFETY: a fresh file of that size, mapped once.
             let mut map = unsafe { memmap2::MmapMut::map_mut(&file).expect("map") };
             let init = HeaderInit {
-                capacity: 8 << 20,
+                capacity,
                 pid,
                 ppid: 1,
                 start_mono_ns: 1_000,
+                flags: if flight { flags::FLIGHT_RECORDER } else { 0 },
                 ..Default::default()
             };
             encode_header(&mut map, &init, &geo);
             // SAFETY: the mapping covers the geometry and holds the header.
-            let region = unsafe { Region::new(map.as_mut_ptr(), geo, false) };
+            let region = unsafe { Region::new(map.as_mut_ptr(), geo, flight) };
             let Claim::Chunk(chunk) = region.claim_chunk(ChunkKind::Thread, pid, &mut |_, _| true)
             else {
                 panic!("no chunk")
@@ -613,8 +618,21 @@ mod tests {
             }
         }
 
+        /// Seals the chunk and claims another (the flight recorder reuses
+        /// the oldest when the file is full).
+        fn next_chunk(&mut self, pid: u32) {
+            // SAFETY: this thread owns the chunk writer.
+            unsafe { self.chunk.seal() };
+            let Claim::Chunk(c) = self
+                .region
+                .claim_chunk(ChunkKind::Thread, pid, &mut |_, _| true)
+            else {
+                panic!("no chunk")
+            };
+            self.chunk = c;
+        }
+
         fn spans(&mut self, from_ms: u64, n: u64) {
-            let _ = &self.region;
             for i in 0..n {
                 let s = Span {
                     op: HostOp::Sleep as u8,
@@ -660,5 +678,25 @@ mod tests {
         r.prune(25_000_000);
         assert_eq!(spans(&r.timeline()), vec![(1, 1), (2, 1)]);
         assert_eq!(r.records(), 7);
+    }
+
+    #[test]
+    fn flight_recorder_chunks_reused_under_the_reader_are_read_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("1.sst");
+        // Four 4 KiB chunks (126 spans each) after the header and 16 slots.
+        let capacity = 32 * 1024 + 4 * 4096;
+        let mut p = Producer::with(&path, 1, capacity, 4096, true);
+        let mut r = LiveReader::new(dir.path());
+        let per_chunk = ((4096 - 64) / Span::LEN) as u64;
+        let mut read = 0;
+        for round in 0..20 {
+            p.spans(round * 1000, per_chunk);
+            read += r.poll().records;
+            p.next_chunk(1);
+        }
+        assert_eq!(read, 20 * per_chunk, "every record read once");
+        assert!(std::fs::metadata(&path).expect("stat").len() <= capacity);
+        assert!(r.lost_records() >= 15 * per_chunk, "{}", r.lost_records());
     }
 }

@@ -112,7 +112,7 @@ impl Monitor {
         let finished = self.reader.all_exited();
         let hi = self.reader.latest();
         let lo = hi.saturating_sub(self.window_ns);
-        let tl = self.reader.timeline();
+        let tl = self.reader.timeline_since(lo);
         let has_gpu = tl.gpu_op_count() > 0;
         let diagnosis = has_gpu.then(|| analysis::diagnose(&tl));
         if let Some(d) = &diagnosis {

@@ -176,6 +176,7 @@ fn write_job(path: &Path, capacity: u64, flight: bool, stop: &AtomicBool, writte
                         correlation: corr,
                         start: now,
                         end: now + 3_000,
+                        result: 0,
                     };
                     ok = out.put(&mut wc, cupti, Api::LEN, &|b| a.encode(b));
                 }

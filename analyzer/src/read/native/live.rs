@@ -187,22 +187,26 @@ impl LiveReader {
     }
 
     /// Drops events that ended before `cutoff`, so memory stays bounded.
+    /// Lists are in time order (nearly: a thread's spans come from a few
+    /// chunk owners), so the old events are a prefix, found by bisection;
+    /// it is cut once it is half the list, so each event is moved about
+    /// once, and a poll costs what it read, not the window's size.
     pub fn prune(&mut self, cutoff: Ns) {
         for f in &mut self.files {
             let a = &mut f.acc;
             for (_, t) in &mut a.threads {
-                t.spans.retain(|s| s.end() >= cutoff);
-                t.samples.retain(|s| s.ts >= cutoff);
+                drop_prefix(&mut t.spans, |s| s.end() < cutoff);
+                drop_prefix(&mut t.samples, |s| s.ts < cutoff);
             }
             for (_, g) in &mut a.gpus {
                 for (_, ops) in &mut g.streams {
-                    ops.retain(|o| o.end >= cutoff);
+                    drop_prefix(ops, |o| o.end < cutoff);
                 }
-                g.syncs.retain(|s| s.end >= cutoff);
-                g.memory.retain(|m| m.ts >= cutoff);
+                drop_prefix(&mut g.syncs, |s| s.end < cutoff);
+                drop_prefix(&mut g.memory, |m| m.ts < cutoff);
             }
-            a.markers.retain(|m| m.ts as Ns >= cutoff);
-            a.ooms.retain(|o| o.ts >= cutoff);
+            drop_prefix(&mut a.markers, |m| (m.ts as Ns) < cutoff);
+            drop_prefix(&mut a.ooms, |o| o.ts < cutoff);
             a.notes.clear();
             a.errors.clear();
             a.clocks.truncate(1);
@@ -211,12 +215,17 @@ impl LiveReader {
 
     /// The window's events as one timeline, ready for the analyses.
     pub fn timeline(&self) -> Timeline {
+        self.timeline_since(Ns::MIN)
+    }
+
+    /// The events that end at `from` or later, as one timeline.
+    pub fn timeline_since(&self, from: Ns) -> Timeline {
         let name = self
             .dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| self.dir.display().to_string());
-        let mut parts: Vec<Timeline> = self.files.iter().map(LiveFile::timeline).collect();
+        let mut parts: Vec<Timeline> = self.files.iter().map(|f| f.timeline(from)).collect();
         let _ = corr::make_unique(&mut parts);
         let mut tl = Timeline::new(Source::Native, name);
         for p in parts {
@@ -376,6 +385,10 @@ impl LiveFile {
         let names = &self.names;
         let mut last = p.last;
         let mut n = 0u64;
+        // Last-hit caches: a chunk feeds one or two threads, and kernels
+        // share a few launch shapes.
+        let mut thread = (u32::MAX, 0usize);
+        let mut cfg: Option<(crate::model::LaunchConfig, u32, u32)> = None;
         let mut w = Walk::new(c);
         while let Some(r) = w.next() {
             n += 1;
@@ -402,7 +415,10 @@ impl LiveFile {
                             }
                         }
                     }
-                    p.thread(c.tid).spans.push(span);
+                    if thread.0 != c.tid {
+                        thread = (c.tid, p.thread_index(c.tid));
+                    }
+                    p.threads[thread.1].1.spans.push(span);
                 }
                 Rec::Api(a) => {
                     let mut span = api_span(&a);
@@ -424,7 +440,10 @@ impl LiveFile {
                         name => name,
                     };
                     last = last.max(Some(span.end()));
-                    p.thread(a.tid).spans.push(span);
+                    if thread.0 != a.tid {
+                        thread = (a.tid, p.thread_index(a.tid));
+                    }
+                    p.threads[thread.1].1.spans.push(span);
                 }
                 Rec::Sample(s) => {
                     last = last.max(Some(super::decode::ns(s.ts)));
@@ -432,7 +451,15 @@ impl LiveFile {
                 }
                 Rec::Kernel(k) => {
                     let g = p.gpu(k.device);
-                    let launch = g.config(config_of(&k));
+                    let shape = config_of(&k);
+                    let launch = match cfg {
+                        Some((c, dev, id)) if c == shape && dev == k.device => id,
+                        _ => {
+                            let id = g.config(shape);
+                            cfg = Some((shape, k.device, id));
+                            id
+                        }
+                    };
                     let s = g.stream(k.stream);
                     g.streams[s].1.push(kernel_op(&k, launch, names));
                     self.gpu_active = true;
@@ -462,8 +489,9 @@ impl LiveFile {
         n
     }
 
-    /// The window's events of this process, as the batch reader builds them.
-    fn timeline(&self) -> Timeline {
+    /// The window's events of this process from `from` on, as the batch
+    /// reader builds them.
+    fn timeline(&self, from: Ns) -> Timeline {
         let a = &self.acc;
         let mut tl = Timeline::new(Source::Native, self.path.display().to_string());
         let mut threads: Vec<Thread> = a
@@ -472,8 +500,8 @@ impl LiveFile {
             .map(|(tid, t)| Thread {
                 tid: *tid,
                 name: t.name.map_or(0, |n| n.1),
-                spans: t.spans.clone(),
-                samples: t.samples.clone(),
+                spans: since(&t.spans, |s| s.end() < from),
+                samples: since(&t.samples, |s| s.ts < from),
                 ..Default::default()
             })
             .collect();
@@ -526,12 +554,12 @@ impl LiveFile {
                     .iter()
                     .map(|(sid, ops)| Stream {
                         id: *sid as u64,
-                        ops: ops.clone(),
+                        ops: since(ops, |o| o.end < from),
                     })
                     .collect(),
                 launch_configs: g.launch_configs.clone(),
-                syncs: g.syncs.clone(),
-                memory: g.memory.clone(),
+                syncs: since(&g.syncs, |s| s.end < from),
+                memory: since(&g.memory, |m| m.ts < from),
                 dropped_records: g.dropped,
             });
         }
@@ -539,6 +567,20 @@ impl LiveFile {
         tl.realtime_offset_ns = self.realtime_offset;
         tl.strings = self.strings.clone();
         tl
+    }
+}
+
+/// The events after the leading ones that `old` says are old.
+fn since<T: Clone>(v: &[T], old: impl Fn(&T) -> bool) -> Vec<T> {
+    v[v.partition_point(old)..].to_vec()
+}
+
+/// Removes the leading events that `old` says are old, once they are at
+/// least half of `v` (see `LiveReader::prune`).
+fn drop_prefix<T>(v: &mut Vec<T>, old: impl Fn(&T) -> bool) {
+    let k = v.partition_point(old);
+    if k > 0 && k * 2 >= v.len() {
+        v.drain(..k);
     }
 }
 

@@ -684,7 +684,7 @@ mod tests {
                     bytes: 0,
                 };
                 // SAFETY: this thread owns the chunk writer.
-                assert!(unsafe { self.chunk.write(Span::LEN, &|b: &mut [u8]| s.encode(b)) });
+                assert!(unsafe { self.chunk.write(Span::LEN, |b: &mut [u8]| s.encode(b)) });
             }
         }
     }

@@ -6,6 +6,7 @@
 //! reach back into readers, and nothing here depends on CUDA.
 
 pub mod analysis;
+pub mod live;
 pub mod model;
 pub mod output;
 pub mod read;

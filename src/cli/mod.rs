@@ -4,9 +4,13 @@ mod analyze;
 mod check;
 mod diff;
 pub mod dump;
+mod export;
+mod live_helper;
 mod load;
+mod metrics_http;
 mod record;
 mod shim_path;
+mod top;
 
 use std::process::ExitCode;
 
@@ -39,6 +43,8 @@ pub enum Command {
     Check(check::CheckArgs),
     Diff(diff::DiffArgs),
     Dump(dump::DumpArgs),
+    Top(top::TopArgs),
+    Export(export::ExportArgs),
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -48,5 +54,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check(a) => check::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Dump(a) => dump::run(a),
+        Command::Top(a) => top::run(a),
+        Command::Export(a) => export::run(a),
     }
 }

@@ -11,7 +11,7 @@
 //! that waits for the job to end (see [`Reporter`]).
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -22,6 +22,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use clap::builder::FalseyValueParser;
 
+use super::live_helper::Helper;
 use super::shim_path;
 
 /// Where the shim writes its `stallscope:` lines once the program has
@@ -82,6 +83,18 @@ pub struct RecordArgs {
     #[arg(long, value_name = "PATH", env = "STALLSCOPE_CUPTI")]
     pub cupti: Option<PathBuf>,
 
+    /// Serve the job's idle causes as Prometheus metrics on ADDR while it runs (see `stallscope export`)
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+
+    /// A label added to every metric (repeat for several): --label job=llama-ft
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = super::export::parse_label, requires = "metrics")]
+    pub labels: Vec<(String, String)>,
+
+    /// Watch the job in this terminal (`stallscope top`); its output goes to DIR/output.log meanwhile
+    #[arg(long)]
+    pub live: bool,
+
     /// The command to record, after `--`
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -137,6 +150,7 @@ pub fn run(mut a: RecordArgs) -> anyhow::Result<ExitCode> {
         cmd.env("STALLSCOPE_CUPTI", c);
     }
 
+    start_live_helpers(&a, &out, &mut cmd)?;
     let reporter = Reporter::start(&out);
     // Only returns if the command could not be started.
     let err = cmd.exec();
@@ -155,6 +169,38 @@ pub fn run(mut a: RecordArgs) -> anyhow::Result<ExitCode> {
             126
         },
     ))
+}
+
+/// `--metrics` and `--live`: the exporter and the view run beside the job
+/// (see `live_helper`). The view owns the terminal, so the job's output goes
+/// to a file in the recording then.
+fn start_live_helpers(
+    a: &RecordArgs,
+    out: &Path,
+    cmd: &mut std::process::Command,
+) -> anyhow::Result<()> {
+    if let Some(addr) = &a.metrics {
+        super::export::parse_addr(addr)?;
+        if !Helper::exporter(addr, &a.labels, out)?.start() {
+            eprintln!("stallscope: could not start the metrics exporter");
+        }
+    }
+    if a.live {
+        if std::io::stdout().is_terminal() {
+            let log = out.join("output.log");
+            let f = std::fs::File::create(&log)
+                .with_context(|| format!("cannot create {}", log.display()))?;
+            eprintln!(
+                "stallscope: the job's output goes to {} while the live view runs",
+                log.display()
+            );
+            cmd.stdout(f.try_clone()?).stderr(f);
+        }
+        if !Helper::top(out)?.start() {
+            eprintln!("stallscope: could not start the live view");
+        }
+    }
+    Ok(())
 }
 
 /// Prints where the trace is once the job (this very process, after exec)

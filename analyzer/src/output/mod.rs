@@ -5,6 +5,7 @@ pub mod colors;
 pub mod diff;
 pub mod html;
 pub mod markdown;
+pub mod metrics;
 pub mod perfetto;
 pub mod report;
 pub mod saved;

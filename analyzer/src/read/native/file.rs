@@ -34,6 +34,31 @@ pub(super) struct Names {
 }
 
 impl Names {
+    /// An empty table, with the copy and memset names interned in `strings`.
+    pub(super) fn new(strings: &mut Strings) -> Names {
+        let mut names = Names {
+            dense: Vec::new(),
+            sparse: FxHashMap::default(),
+            copy_names: vec![0; copy_slot(10, 7, 7) + 1],
+            memset_name: 0,
+        };
+        for src in 0..=7u8 {
+            for dst in 0..=7u8 {
+                for kind in 0..=10u8 {
+                    let label = format!(
+                        "Memcpy {} ({} -> {})",
+                        CopyKind(kind).name(),
+                        MemKind(src).name(),
+                        MemKind(dst).name()
+                    );
+                    names.copy_names[copy_slot(kind, src, dst)] = strings.intern(&label);
+                }
+            }
+        }
+        names.memset_name = strings.intern("Memset");
+        names
+    }
+
     #[inline]
     pub(super) fn get(&self, id: u32) -> StrId {
         match self.dense.get(id as usize) {
@@ -43,7 +68,7 @@ impl Names {
         }
     }
 
-    fn insert(&mut self, id: u32, s: StrId) {
+    pub(super) fn insert(&mut self, id: u32, s: StrId) {
         if (id as usize) < DENSE_IDS {
             if self.dense.len() <= id as usize {
                 self.dense.resize(id as usize + 1, 0);
@@ -69,7 +94,7 @@ fn copy_slot(kind: u8, src: u8, dst: u8) -> usize {
 }
 
 /// CUDA API callback id -> name, per domain (1 runtime, 2 driver).
-struct ApiNames {
+pub(super) struct ApiNames {
     dense: [Vec<StrId>; 2],
     sparse: FxHashMap<(u8, u32), StrId>,
 }
@@ -77,7 +102,14 @@ struct ApiNames {
 impl ApiNames {
     const DENSE_CBIDS: u32 = 1 << 16;
 
-    fn insert(&mut self, domain: u8, cbid: u32, name: StrId) {
+    pub(super) fn new() -> ApiNames {
+        ApiNames {
+            dense: [Vec::new(), Vec::new()],
+            sparse: FxHashMap::default(),
+        }
+    }
+
+    pub(super) fn insert(&mut self, domain: u8, cbid: u32, name: StrId) {
         match domain {
             1 | 2 if cbid < Self::DENSE_CBIDS => {
                 let v = &mut self.dense[domain as usize - 1];
@@ -94,7 +126,7 @@ impl ApiNames {
 
     /// The name, or 0 when unknown.
     #[inline]
-    fn get(&self, domain: u8, cbid: u32) -> StrId {
+    pub(super) fn get(&self, domain: u8, cbid: u32) -> StrId {
         match domain {
             1 | 2 if cbid < Self::DENSE_CBIDS => self.dense[domain as usize - 1]
                 .get(cbid as usize)
@@ -130,12 +162,7 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
 
     // Definitions first: strings, fd objects and API names live in meta chunks.
     let mut strings = Strings::new();
-    let mut names = Names {
-        dense: Vec::new(),
-        sparse: FxHashMap::default(),
-        copy_names: vec![0; copy_slot(10, 7, 7) + 1],
-        memset_name: 0,
-    };
+    let mut names = Names::new(&mut strings);
     let mut objects = Vec::new();
     // (domain, cbid, producer string id), in record order.
     let mut api_defs: Vec<(u8, u32, u32)> = Vec::new();
@@ -159,24 +186,7 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
             }
         }
     }
-    for src in 0..=7u8 {
-        for dst in 0..=7u8 {
-            for kind in 0..=10u8 {
-                let label = format!(
-                    "Memcpy {} ({} -> {})",
-                    CopyKind(kind).name(),
-                    MemKind(src).name(),
-                    MemKind(dst).name()
-                );
-                names.copy_names[copy_slot(kind, src, dst)] = strings.intern(&label);
-            }
-        }
-    }
-    names.memset_name = strings.intern("Memset");
-    let mut api_names = ApiNames {
-        dense: [Vec::new(), Vec::new()],
-        sparse: FxHashMap::default(),
-    };
+    let mut api_names = ApiNames::new();
     // Later definitions of a callback id replace earlier ones.
     for &(domain, cbid, name) in &api_defs {
         api_names.insert(domain, cbid, names.get(name));
@@ -389,7 +399,7 @@ fn name_api_calls(spans: &mut [HostSpan], api: &ApiNames, strings: &mut Strings)
 }
 
 /// NVTX start/end markers become annotation spans on the thread that opened them.
-fn pair_markers(
+pub(super) fn pair_markers(
     markers: &[stallscope_format::records::Marker],
     names: &Names,
     push: &mut dyn FnMut(u32, HostSpan),

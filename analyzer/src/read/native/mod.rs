@@ -7,6 +7,7 @@ mod batch;
 mod corr;
 mod decode;
 mod file;
+pub mod live;
 mod partial;
 
 use std::path::{Path, PathBuf};

@@ -60,11 +60,14 @@ def main():
         with open(f"{report}.{i}") as f:
             workers.append(json.load(f))
         os.unlink(f"{report}.{i}")
+    # The report is written before the data files go: a file created after
+    # an unlink may get the freed inode, and the shim names files by device
+    # and inode, so its writes would be counted to the deleted file.
+    with open(report, "w") as f:
+        json.dump({"main_pid": os.getpid(), "dir": data, "workers": workers}, f)
     for p in files:
         os.unlink(p)
     os.rmdir(data)
-    with open(report, "w") as f:
-        json.dump({"main_pid": os.getpid(), "dir": data, "workers": workers}, f)
     print("ok")
 
 

@@ -284,6 +284,19 @@ fn h_item_every_step_is_sync() {
 #[test]
 fn i_a_checkpoint_every_4th_step_is_a_periodic_io_stall() {
     let r = check_estimate_with("ckpt", "io", Some(scratch_fs()), Wrap::ForkThenExec).0;
+    // A save, not a read: the advice is to save asynchronously, and its
+    // what-if takes the pickling between the writes away with them.
+    let f = &r["findings"][0];
+    assert!(
+        f["fix"].as_str().unwrap().starts_with("save asynchronously"),
+        "{}",
+        f["fix"]
+    );
+    assert!(
+        f["assumption"].as_str().unwrap().contains("saves move"),
+        "{}",
+        f["assumption"]
+    );
     let steps = &r["steps"];
     // The launches are asynchronous: host-side ranges would say 100 µs.
     let (mean, median) = (

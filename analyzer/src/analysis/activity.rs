@@ -11,6 +11,8 @@ use std::cmp::Reverse;
 use rustc_hash::{FxHashMap, FxHashSet};
 use stallscope_format::{FdClass, HostOp};
 
+use super::saves::{self, SAVE_GAP_NS};
+
 use crate::model::{
     CopyKind, GpuOpKind, HostSpan, MemKind, Ns, Process, Sample, SpanKind, StrId, Strings, Thread,
     Timeline,
@@ -648,6 +650,11 @@ impl Classifier<'_> {
         if x >= y {
             return 0;
         }
+        // The sweep runs over [x, y) widened by a save's longest gap: whether
+        // a CPU stretch in [x, y) belongs to a save depends on the file calls
+        // around it (see `saves`).
+        let asked = (x, y);
+        let (x, y) = ((x - SAVE_GAP_NS).max(lo), (y + SAVE_GAP_NS).min(hi));
         let spans = &th.spans;
         // Spans overlapping [x, y): those starting in it, short ones that
         // started just before, and long ones.
@@ -679,9 +686,11 @@ impl Classifier<'_> {
             &mut samples,
             &mut out,
         );
+        saves::absorb(&mut out);
         out.iter()
             .filter(|s| s.act == Act::Io)
-            .map(|s| s.end - s.start)
+            .map(|s| s.end.min(asked.1) - s.start.max(asked.0))
+            .filter(|&d| d > 0)
             .sum()
     }
 }

@@ -1,7 +1,7 @@
 //! Advice: the evidence each finding cites and the fix it prints. Numbers
 //! come from the analyses; this module only turns them into sentences.
 
-use stallscope_format::fs_name;
+use stallscope_format::{HostOp, fs_name};
 
 use super::arch::Arch;
 use super::findings::Inputs;
@@ -73,21 +73,57 @@ fn top_what(i: &Inputs, cause: Cause, n: usize) -> Vec<(String, Ns, u32, u32)> {
     v
 }
 
-/// Read throughput of one file object over the whole recording (bytes / time in read calls).
-fn file_rate(i: &Inputs, pi: u32, obj: u32) -> Option<f64> {
+/// Bytes per second of one file object over the whole recording, in the calls
+/// `op` accepts (reads, or writes): bytes / time in those calls, in MB/s.
+fn file_rate(i: &Inputs, pi: u32, obj: u32, op: impl Fn(HostOp) -> bool) -> Option<f64> {
     let p = &i.cx.tl.processes[pi as usize];
     let (mut bytes, mut ns) = (0u64, 0i64);
     for t in &p.threads {
         for s in t
             .spans
             .iter()
-            .filter(|s| matches!(s.kind, SpanKind::Host(op) if op.is_read()) && s.id == obj)
+            .filter(|s| matches!(s.kind, SpanKind::Host(o) if op(o)) && s.id == obj)
         {
             bytes += s.arg;
             ns += s.dur;
         }
     }
     (ns > 0).then(|| bytes as f64 / (ns as f64 / 1e9) / 1e6)
+}
+
+/// Writes and their flushes: the calls of a save.
+fn writes(op: HostOp) -> bool {
+    op.is_write() || matches!(op, HostOp::Fsync | HostOp::Fdatasync)
+}
+
+/// Whether a file object was mostly written (a checkpoint, a log), not read:
+/// more time in its writes and fsyncs than in its reads.
+fn written(i: &Inputs, pi: u32, obj: u32) -> bool {
+    let p = &i.cx.tl.processes[pi as usize];
+    let (mut w, mut r) = (0i64, 0i64);
+    for t in &p.threads {
+        for s in t.spans.iter().filter(|s| s.id == obj) {
+            match s.kind {
+                SpanKind::Host(op) if writes(op) => w += s.dur,
+                SpanKind::Host(op) if op.is_read() => r += s.dur,
+                _ => {}
+            }
+        }
+    }
+    w > r
+}
+
+/// Whether the I/O stalls are mostly saves (files written, as checkpoints
+/// are), whose fix is to save asynchronously, rather than reads.
+pub fn io_is_saving(i: &Inputs) -> bool {
+    let files = top_what(i, Cause::Io, usize::MAX);
+    let total: Ns = files.iter().map(|f| f.1).sum();
+    let saved: Ns = files
+        .iter()
+        .filter(|(_, _, pi, obj)| written(i, *pi, *obj))
+        .map(|f| f.1)
+        .sum();
+    total > 0 && 2 * saved > total
 }
 
 /// Where the job's batches come from, for the data and I/O fixes: a
@@ -174,10 +210,24 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
             for (path, ns, pi, obj) in &files {
                 let p = &i.cx.tl.processes[*pi as usize];
                 let fs = p.object(*obj).map(|o| fs_name(o.fs_magic)).unwrap_or("?");
-                let rate = file_rate(i, *pi, *obj).map(|r| format!(" at {r:.0} MB/s")).unwrap_or_default();
-                parts.push(format!("{path} on {fs}{rate} ({})", secs(*ns)));
+                let (verb, rate) = if written(i, *pi, *obj) {
+                    ("writing ", file_rate(i, *pi, *obj, writes))
+                } else {
+                    ("", file_rate(i, *pi, *obj, HostOp::is_read))
+                };
+                let rate = rate.map(|r| format!(" at {r:.0} MB/s")).unwrap_or_default();
+                parts.push(format!("{verb}{path} on {fs}{rate} ({})", secs(*ns)));
             }
             let what = if parts.is_empty() { format!("{sub} stalls") } else { parts.join(", ") };
+            if io_is_saving(i) {
+                return (
+                    format!("{who} blocked on I/O: {what}"),
+                    "save asynchronously: copy the state to CPU memory, then write it from a background \
+                     thread or process (torch.distributed.checkpoint.async_save, or torch.save in a \
+                     thread); save less often, or to local NVMe first and upload from there"
+                        .to_string(),
+                );
+            }
             let away = if i.job.dataloader {
                 "move the reads into DataLoader workers"
             } else {

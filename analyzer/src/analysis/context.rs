@@ -7,6 +7,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::activity::{Act, Classifier, CopyIndex, LongSpans, NameTable, Seg, Sub, copy_index};
 use super::busy::PrecisionMap;
+use super::saves;
 use stallscope_format::{FdClass, HostOp};
 
 use crate::model::{
@@ -137,12 +138,14 @@ impl<'a> Context<'a> {
         if let Some(s) = self.segs.lock().expect("not poisoned").get(&r) {
             return s.clone();
         }
-        let segs = Arc::new(self.classifier().segments(
+        let mut segs = self.classifier().segments(
             self.process(r),
             self.thread(r),
             self.window.0 - MARGIN,
             self.window.1,
-        ));
+        );
+        saves::absorb(&mut segs);
+        let segs = Arc::new(segs);
         self.segs
             .lock()
             .expect("not poisoned")

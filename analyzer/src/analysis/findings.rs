@@ -244,6 +244,10 @@ fn assumption(i: &Inputs, fix: Fix) -> String {
                     .to_string()
             }
         },
+        Fix::Io if advice::io_is_saving(i) => "the saves move to a background thread: the \
+                                                training thread no longer waits for the writes, \
+                                                nor for serializing the data between them"
+            .to_string(),
         Fix::Io => "the files are read from RAM (page cache, or a local NVMe copy cached first): \
                     reads cost no wait"
             .to_string(),

@@ -21,6 +21,7 @@ pub mod precision;
 pub mod ranks;
 #[cfg(test)]
 mod reference;
+pub mod saves;
 pub mod startup;
 pub mod steps;
 mod types;

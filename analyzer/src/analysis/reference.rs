@@ -130,6 +130,7 @@ pub fn segments(c: &Classifier, p: &Process, th: &Thread, lo: Ns, hi: Ns) -> Vec
             }
         }
     }
+    super::saves::absorb(&mut out);
     out
 }
 

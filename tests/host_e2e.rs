@@ -316,3 +316,39 @@ fn a_process_that_makes_no_hooked_call_costs_only_the_loader() {
     assert!(rec.is_dir(), "the output directory is made at start-up");
     assert!(trace_files(&rec).is_empty());
 }
+
+/// A file created after another was deleted often gets its inode (ext4):
+/// its writes are its own, not the deleted file's; and reopening a file with
+/// O_CREAT keeps its object.
+#[test]
+fn a_new_file_on_a_deleted_files_inode_is_another_file() {
+    // On the project's disk: /tmp may be a tmpfs, which never reuses inodes.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let rec = tmp.path().join("rec");
+    let out = record_python(
+        &rec,
+        &["--min-span-us", "0"],
+        "reused_inode.py",
+        &[tmp.path().to_str().unwrap()],
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("reused"), "the workload did not run: {said}");
+    let recs = dump(&rec);
+    let path = |name: &str| tmp.path().join(name).to_str().unwrap().to_string();
+    let (old, new) = (
+        spans(&recs, "write", &path("old.bin")),
+        spans(&recs, "write", &path("new.bin")),
+    );
+    assert_eq!(old.len(), 4, "writes of old.bin");
+    assert_eq!(new.len(), 5, "writes of new.bin");
+    // Only where the inode was reused does this test the shim.
+    assert!(
+        !said.contains("not reused"),
+        "the filesystem did not reuse the inode; the test proves nothing here"
+    );
+    let objects = recs
+        .iter()
+        .filter(|r| r["kind"] == "object" && r["path"] == path("new.bin"))
+        .count();
+    assert_eq!(objects, 1, "new.bin reopened with O_CREAT is one object");
+}

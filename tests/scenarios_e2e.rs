@@ -288,7 +288,10 @@ fn i_a_checkpoint_every_4th_step_is_a_periodic_io_stall() {
     // what-if takes the pickling between the writes away with them.
     let f = &r["findings"][0];
     assert!(
-        f["fix"].as_str().unwrap().starts_with("save asynchronously"),
+        f["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("save asynchronously"),
         "{}",
         f["fix"]
     );

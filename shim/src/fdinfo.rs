@@ -2,6 +2,11 @@
 //! filesystem type, a pipe, a socket...). Done on the cold path only, once per
 //! distinct (device, inode): a small lock-free table remembers which objects
 //! this process already described in its trace.
+//!
+//! An inode is not a file for good: ext4 gives a file created after another
+//! was deleted the freed inode at once, and its I/O would count to the
+//! deleted file's path. So an fd opened with O_CREAT is checked once: if its
+//! path is not the one its inode was described with, it is a new object.
 
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
@@ -23,18 +28,25 @@ const WRITING: u32 = u32::MAX;
 const STASH_FDS: usize = 1024;
 const STASH_WORDS: usize = 31;
 const STASH_BYTES: usize = (STASH_WORDS - 1) * 8;
-/// Word 0: length (0 = nothing known); then the bytes, 8 per word.
+/// Word 0: length (0 = nothing known) and the `CREATED` bit; then the bytes,
+/// 8 per word.
 static STASH: [[AtomicU64; STASH_WORDS]; STASH_FDS] =
     [const { [const { AtomicU64::new(0) }; STASH_WORDS] }; STASH_FDS];
 
-/// Remembers the path an fd was opened with (called on every open).
+/// In a stash's word 0: the fd was opened with O_CREAT, and its file not yet
+/// checked against the object its inode names (see the module comment).
+const CREATED: u64 = 1 << 63;
+
+/// Remembers the path an fd was opened with (called on every open), and
+/// whether the open may have created the file.
 #[inline]
-pub fn remember_path(fd: c_int, path: *const core::ffi::c_char) {
+pub fn remember_path(fd: c_int, path: *const core::ffi::c_char, created: bool) {
     if fd < 0 || fd as usize >= STASH_FDS || path.is_null() {
         return;
     }
     let slot = &STASH[fd as usize];
-    slot[0].store(0, Ordering::Relaxed);
+    let created = if created { CREATED } else { 0 };
+    slot[0].store(created, Ordering::Relaxed);
     // SAFETY: `path` is the NUL-terminated string the program passed to open;
     // strlen stops at its NUL and the copy below never reads past it.
     let p = path as *const u8;
@@ -62,7 +74,19 @@ pub fn remember_path(fd: c_int, path: *const core::ffi::c_char) {
         b[..tail.len()].copy_from_slice(tail);
         slot[w].store(u64::from_le_bytes(b), Ordering::Relaxed);
     }
-    slot[0].store(len as u64, Ordering::Release);
+    slot[0].store(len as u64 | created, Ordering::Release);
+}
+
+/// Whether `fd` was opened with O_CREAT since its file was last checked;
+/// clears the mark.
+#[inline]
+fn take_created(fd: c_int) -> bool {
+    if fd < 0 || fd as usize >= STASH_FDS {
+        return false;
+    }
+    let w = &STASH[fd as usize][0];
+    w.load(Ordering::Relaxed) & CREATED != 0
+        && w.fetch_and(!CREATED, Ordering::Relaxed) & CREATED != 0
 }
 
 /// Forgets the path of a closed fd.
@@ -81,7 +105,7 @@ fn stashed_path(fd: c_int, dev: u64, ino: u64, out: &mut [u8]) -> usize {
         return 0;
     }
     let slot = &STASH[fd as usize];
-    let len = slot[0].load(Ordering::Acquire) as usize;
+    let len = (slot[0].load(Ordering::Acquire) & !CREATED) as usize;
     if len == 0 || len >= out.len() {
         return 0;
     }
@@ -99,13 +123,15 @@ fn stashed_path(fd: c_int, dev: u64, ino: u64, out: &mut [u8]) -> usize {
 
 static KEY_INO: [AtomicU64; TABLE] = [const { AtomicU64::new(0) }; TABLE];
 static KEY_DEV: [AtomicU64; TABLE] = [const { AtomicU64::new(0) }; TABLE];
+/// `path_hash` of the path each object was described with.
+static KEY_PATH: [AtomicU64; TABLE] = [const { AtomicU64::new(0) }; TABLE];
 static IDS: [AtomicU32; TABLE] = [const { AtomicU32::new(0) }; TABLE];
 
 /// Something was put in the tables since the last reset.
 static FILLED: AtomicBool = AtomicBool::new(false);
 
 /// Forgets every described object (a forked child starts a new file). The
-/// tables are 80 KB: clearing them when nothing was put there would cost
+/// tables are 112 KB: clearing them when nothing was put there would cost
 /// every fork child of an unrecorded shell 20 fresh pages before its exec
 /// (about 80 us here; issue 18, item 2).
 pub fn reset() {
@@ -119,6 +145,7 @@ pub fn reset() {
         IDS[i].store(0, Ordering::Relaxed);
         KEY_DEV[i].store(0, Ordering::Relaxed);
         KEY_INO[i].store(0, Ordering::Relaxed);
+        KEY_PATH[i].store(0, Ordering::Relaxed);
     }
 }
 
@@ -127,52 +154,75 @@ fn bucket(dev: u64, ino: u64) -> usize {
     (h >> 40) as usize % TABLE
 }
 
-fn lookup(dev: u64, ino: u64) -> u32 {
+/// The bucket and object id of (dev, ino), if described.
+fn lookup(dev: u64, ino: u64) -> Option<(usize, u32)> {
     let b = bucket(dev, ino);
     for i in 0..PROBES {
         let k = (b + i) % TABLE;
         let id = IDS[k].load(Ordering::Acquire);
         if id == 0 {
-            return 0;
+            return None;
         }
         if id != WRITING
             && KEY_INO[k].load(Ordering::Relaxed) == ino
             && KEY_DEV[k].load(Ordering::Relaxed) == dev
         {
-            return id;
+            return Some((k, id));
         }
     }
-    0
+    None
 }
 
-fn remember(dev: u64, ino: u64, id: u32) {
+/// Remembers object `id` for (dev, ino), described with a path of hash
+/// `path`: in bucket `at` when it replaces the object there.
+fn remember(dev: u64, ino: u64, path: u64, id: u32, at: Option<usize>) {
     FILLED.store(true, Ordering::Relaxed);
     let b = bucket(dev, ino);
-    for i in 0..PROBES {
-        let k = (b + i) % TABLE;
-        // Claim an empty bucket, fill in the key, then publish the id.
-        if IDS[k]
-            .compare_exchange(0, WRITING, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
-        {
-            KEY_INO[k].store(ino, Ordering::Relaxed);
-            KEY_DEV[k].store(dev, Ordering::Relaxed);
-            IDS[k].store(id, Ordering::Release);
-            return;
+    let fill = |k: usize| {
+        KEY_INO[k].store(ino, Ordering::Relaxed);
+        KEY_DEV[k].store(dev, Ordering::Relaxed);
+        KEY_PATH[k].store(path, Ordering::Relaxed);
+        IDS[k].store(id, Ordering::Release);
+    };
+    if at.is_none() {
+        for i in 0..PROBES {
+            let k = (b + i) % TABLE;
+            // Claim an empty bucket, fill in the key, then publish the id.
+            if IDS[k]
+                .compare_exchange(0, WRITING, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                fill(k);
+                return;
+            }
         }
     }
     // Full around this bucket: replace the first entry. Objects of closed
     // files are rarely met again, and a forgotten one is only described twice.
-    let k = b % TABLE;
+    let k = at.unwrap_or(b % TABLE);
     let cur = IDS[k].load(Ordering::Relaxed);
     if cur != WRITING
         && IDS[k]
             .compare_exchange(cur, WRITING, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()
     {
-        KEY_INO[k].store(ino, Ordering::Relaxed);
-        KEY_DEV[k].store(dev, Ordering::Relaxed);
-        IDS[k].store(id, Ordering::Release);
+        fill(k);
+    }
+}
+
+/// A path's fingerprint for the table (FNV-1a).
+fn path_hash(path: &[u8]) -> u64 {
+    path.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The path of `fd`'s file (dev, ino) into `out`: the one it was opened
+/// with if still right, else the kernel's.
+fn current_path(fd: c_int, dev: u64, ino: u64, out: &mut [u8]) -> usize {
+    match stashed_path(fd, dev, ino, out) {
+        0 => fd_path(fd, out),
+        n => n,
     }
 }
 
@@ -186,15 +236,23 @@ pub fn object_for(w: &mut Writer<'_>, fd: c_int) -> u32 {
     }
     let (dev, ino) = (st.st_dev, st.st_ino);
     let known = lookup(dev, ino);
-    if known != 0 {
-        return known;
-    }
-    let class = classify(fd, st.st_mode);
+    let created = take_created(fd);
     let mut path = [0u8; 4096];
-    let n = match stashed_path(fd, dev, ino, &mut path) {
-        0 => fd_path(fd, &mut path),
-        n => n,
-    };
+    let mut n = None;
+    if let Some((k, id)) = known {
+        if !created {
+            return id;
+        }
+        // Opened with O_CREAT: the same file again (a checkpoint rewritten
+        // in place), or a new one on a deleted file's inode.
+        let len = current_path(fd, dev, ino, &mut path);
+        if KEY_PATH[k].load(Ordering::Relaxed) == path_hash(&path[..len]) {
+            return id;
+        }
+        n = Some(len);
+    }
+    let n = n.unwrap_or_else(|| current_path(fd, dev, ino, &mut path));
+    let class = classify(fd, st.st_mode);
     let fs_magic = match class {
         FdClass::File | FdClass::Dir => fs_type_cached(fd, dev),
         _ => 0,
@@ -214,7 +272,7 @@ pub fn object_for(w: &mut Writer<'_>, fd: c_int) -> u32 {
     if !w.meta(Object::LEN, &mut |b| obj.encode(b)) {
         return 0;
     }
-    remember(dev, ino, id);
+    remember(dev, ino, path_hash(&path[..n]), id, known.map(|k| k.0));
     id
 }
 
@@ -326,27 +384,51 @@ mod tests {
     /// The tables are process-wide: tests that reset them run one at a time.
     static TABLES: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+    fn id(found: Option<(usize, u32)>) -> u32 {
+        found.map_or(0, |f| f.1)
+    }
+
     #[test]
     fn table_remembers_and_resets() {
         let _g = TABLES.lock().unwrap_or_else(|e| e.into_inner());
-        assert_eq!(lookup(1, 2), 0);
-        remember(1, 2, 7);
-        remember(1, 3, 8);
-        assert_eq!(lookup(1, 2), 7);
-        assert_eq!(lookup(1, 3), 8);
-        assert_eq!(lookup(2, 2), 0);
+        assert_eq!(lookup(1, 2), None);
+        remember(1, 2, 0, 7, None);
+        remember(1, 3, 0, 8, None);
+        assert_eq!(id(lookup(1, 2)), 7);
+        assert_eq!(id(lookup(1, 3)), 8);
+        assert_eq!(lookup(2, 2), None);
+        // A new object for the inode takes its bucket.
+        let at = lookup(1, 2).map(|f| f.0);
+        remember(1, 2, 0, 9, at);
+        assert_eq!(id(lookup(1, 2)), 9);
+        assert_eq!(id(lookup(1, 3)), 8);
         reset();
-        assert_eq!(lookup(1, 2), 0);
+        assert_eq!(lookup(1, 2), None);
     }
 
     #[test]
     fn a_full_table_keeps_remembering() {
         let _g = TABLES.lock().unwrap_or_else(|e| e.into_inner());
         for ino in 1..(TABLE as u64 * 3) {
-            remember(9, ino, ino as u32);
-            assert_eq!(lookup(9, ino), ino as u32, "the newest object is found");
+            remember(9, ino, 0, ino as u32, None);
+            assert_eq!(id(lookup(9, ino)), ino as u32, "the newest object is found");
         }
         reset();
+    }
+
+    #[test]
+    fn an_o_creat_open_is_marked_once() {
+        use std::os::fd::AsRawFd;
+        let f = tempfile::tempfile().unwrap();
+        let fd = f.as_raw_fd();
+        remember_path(fd, c"/x/created.bin".as_ptr(), true);
+        assert!(take_created(fd));
+        assert!(!take_created(fd), "checked once");
+        remember_path(fd, c"relative.bin".as_ptr(), true);
+        assert!(take_created(fd), "a relative path is marked too");
+        remember_path(fd, c"/x/read.bin".as_ptr(), false);
+        assert!(!take_created(fd));
+        forget_path(fd);
     }
 
     #[test]
@@ -362,18 +444,18 @@ mod tests {
         let mut st: libc::stat = unsafe { core::mem::zeroed() };
         unsafe { libc::fstat(fd, &mut st) };
         let ca = std::ffi::CString::new(a.to_str().unwrap()).unwrap();
-        remember_path(fd, ca.as_ptr());
+        remember_path(fd, ca.as_ptr(), false);
         let mut out = [0u8; 4096];
         let n = stashed_path(fd, st.st_dev, st.st_ino, &mut out);
         assert_eq!(&out[..n], a.to_str().unwrap().as_bytes());
         // A stale entry (the fd now names another file) is refused.
         let cb = std::ffi::CString::new(b.to_str().unwrap()).unwrap();
-        remember_path(fd, cb.as_ptr());
+        remember_path(fd, cb.as_ptr(), false);
         assert_eq!(stashed_path(fd, st.st_dev, st.st_ino, &mut out), 0);
         // Relative and forgotten paths give nothing.
-        remember_path(fd, c"relative/path".as_ptr());
+        remember_path(fd, c"relative/path".as_ptr(), false);
         assert_eq!(stashed_path(fd, st.st_dev, st.st_ino, &mut out), 0);
-        remember_path(fd, ca.as_ptr());
+        remember_path(fd, ca.as_ptr(), false);
         forget_path(fd);
         assert_eq!(stashed_path(fd, st.st_dev, st.st_ino, &mut out), 0);
     }

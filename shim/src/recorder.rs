@@ -186,11 +186,12 @@ pub fn leave_fd(e: Entry, op: HostOp, fd: c_int, moved: i64, force: bool) {
     }
 }
 
-/// Ends an open: remembers the path for describing the file later, cheaply.
+/// Ends an open: remembers the path for describing the file later, cheaply,
+/// and whether the open may have created the file.
 #[inline(always)]
-pub fn leave_open(e: Entry, fd: c_int, path: *const core::ffi::c_char) {
+pub fn leave_open(e: Entry, fd: c_int, path: *const core::ffi::c_char, flags: c_int) {
     if e.t0 != 0 {
-        fdinfo::remember_path(fd, path);
+        fdinfo::remember_path(fd, path, flags & libc::O_CREAT != 0);
         leave(e, HostOp::Open, Target::Fd(fd), 0, false);
     }
 }

@@ -29,26 +29,26 @@ macro_rules! fd_hook {
 
 /// Defines an open hook: the recorder also remembers the path it opened.
 macro_rules! open_hook {
-    ($( $name:ident => $real:ident ($($a:ident : $t:ty),*) -> c_int, path = $path:ident; )*) => {$(
+    ($( $name:ident => $real:ident ($($a:ident : $t:ty),*) -> c_int, path = $path:ident, flags = $flags:ident; )*) => {$(
         #[unsafe(no_mangle)]
         pub unsafe extern "C-unwind" fn $name($($a: $t),*) -> c_int {
             let e = recorder::enter();
             let r = unsafe { real::$real($($a),*) };
-            recorder::leave_open(e, r, $path);
+            recorder::leave_open(e, r, $path, $flags);
             r
         }
     )*};
 }
 
 open_hook! {
-    open => open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path;
-    open64 => open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path;
-    openat => openat(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path;
-    openat64 => openat64(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path;
-    __open_2 => open_2(path: *const c_char, flags: c_int) -> c_int, path = path;
-    __open64_2 => open64_2(path: *const c_char, flags: c_int) -> c_int, path = path;
-    __openat_2 => openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int, path = path;
-    __openat64_2 => openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int, path = path;
+    open => open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path, flags = flags;
+    open64 => open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path, flags = flags;
+    openat => openat(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path, flags = flags;
+    openat64 => openat64(dirfd: c_int, path: *const c_char, flags: c_int, mode: mode_t) -> c_int, path = path, flags = flags;
+    __open_2 => open_2(path: *const c_char, flags: c_int) -> c_int, path = path, flags = flags;
+    __open64_2 => open64_2(path: *const c_char, flags: c_int) -> c_int, path = path, flags = flags;
+    __openat_2 => openat_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int, path = path, flags = flags;
+    __openat64_2 => openat64_2(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int, path = path, flags = flags;
 }
 
 /// The fd is gone once close returns, so a slow close carries no object.

@@ -8,42 +8,14 @@
 //! The corpus lives beside the repository (`../shared/corpus`) or wherever
 //! `STALLSCOPE_CORPUS` points; without it these tests fail.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use stallscope_analyzer::analysis::ranks::compare_ranks;
 use stallscope_analyzer::analysis::{Diagnosis, Finding, diagnose};
-use stallscope_analyzer::model::Timeline;
 use stallscope_analyzer::read::kineto;
 
-fn corpus() -> PathBuf {
-    let base = std::env::var_os("STALLSCOPE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"));
-    let dir = base.join("kineto");
-    assert!(dir.is_dir(), "Kineto corpus not found at {}", dir.display());
-    dir
-}
-
-fn traces(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            traces(&p, out);
-        } else if p.to_string_lossy().ends_with(".json")
-            || p.to_string_lossy().ends_with(".json.gz")
-        {
-            out.push(p);
-        }
-    }
-}
-
-fn trace(rel: &str) -> Timeline {
-    kineto::read_file(&corpus().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
+mod corpus_support;
+use corpus_support::{all_traces, corpus, trace};
 
 fn wall(d: &Diagnosis) -> i64 {
     (d.window.1 - d.window.0).max(1)
@@ -133,8 +105,7 @@ fn check_consistent(name: &str, d: &Diagnosis) {
 
 #[test]
 fn every_trace_has_consistent_savings() {
-    let mut paths = Vec::new();
-    traces(&corpus(), &mut paths);
+    let paths = all_traces();
     assert!(paths.len() >= 20, "{} traces", paths.len());
     for p in paths {
         let tl = kineto::read_file(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));

@@ -6,26 +6,15 @@
 //! The corpus lives beside the repository (`../shared/corpus`) or wherever
 //! `STALLSCOPE_CORPUS` points.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 use stallscope_analyzer::analysis::diagnose;
 use stallscope_analyzer::output::report::Report;
 use stallscope_analyzer::read::kineto;
 
-fn corpus() -> PathBuf {
-    let base = std::env::var_os("STALLSCOPE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"));
-    let dir = base.join("kineto");
-    assert!(
-        dir.is_dir(),
-        "Kineto corpus not found at {}: check out ../shared/corpus beside the repository \
-         or set STALLSCOPE_CORPUS to the corpus directory",
-        dir.display()
-    );
-    dir
-}
+mod corpus_support;
+use corpus_support::corpus;
 
 /// The JSON report of one corpus trace (or the only trace in a directory).
 fn report(rel: &str) -> Value {

@@ -4,56 +4,15 @@
 //! `STALLSCOPE_CORPUS` points. Without it these tests fail: they are the
 //! evidence that the reader handles real traces.
 
-use std::path::{Path, PathBuf};
-
 use stallscope_analyzer::analysis::ranks::compare_ranks;
 use stallscope_analyzer::model::{GpuOpKind, SpanKind, Timeline};
 use stallscope_analyzer::read::kineto::{self, ReadOptions};
 
+mod corpus_support;
+use corpus_support::{all_traces, corpus, trace};
+
 /// The number of Kineto traces in the corpus (see ../shared/corpus/README.md).
 const CORPUS_TRACES: usize = 27;
-
-fn corpus() -> PathBuf {
-    let base = std::env::var_os("STALLSCOPE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"));
-    let dir = base.join("kineto");
-    assert!(
-        dir.is_dir(),
-        "Kineto corpus not found at {}: check out ../shared/corpus beside the repository \
-         or set STALLSCOPE_CORPUS to the corpus directory",
-        dir.display()
-    );
-    dir
-}
-
-fn traces(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            traces(&p, out);
-        } else if p.to_string_lossy().ends_with(".json")
-            || p.to_string_lossy().ends_with(".json.gz")
-        {
-            out.push(p);
-        }
-    }
-}
-
-fn all_traces() -> Vec<PathBuf> {
-    let mut v = vec![];
-    traces(&corpus(), &mut v);
-    v
-}
-
-fn trace(rel: &str) -> Timeline {
-    let p = corpus().join(rel);
-    kineto::read_file(&p).unwrap_or_else(|e| panic!("{e}"))
-}
 
 struct Counts {
     kernels: usize,

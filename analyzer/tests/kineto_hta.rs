@@ -11,39 +11,15 @@ use serde_json::Value;
 use stallscope_analyzer::analysis::hta::{HtaCompat, hta_compat};
 use stallscope_analyzer::read::kineto;
 
+mod corpus_support;
+use corpus_support::{all_traces, corpus};
+
 const TOLERANCE_PP: f64 = 1.0;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/kineto")
         .join(name)
-}
-
-fn corpus() -> PathBuf {
-    let base = std::env::var_os("STALLSCOPE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"));
-    let dir = base.join("kineto");
-    assert!(
-        dir.is_dir(),
-        "Kineto corpus not found at {}: check out ../shared/corpus beside the repository \
-         or set STALLSCOPE_CORPUS",
-        dir.display()
-    );
-    dir
-}
-
-fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            walk(&p, root, out);
-        } else if p.to_string_lossy().ends_with(".json")
-            || p.to_string_lossy().ends_with(".json.gz")
-        {
-            out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
-        }
-    }
 }
 
 #[test]
@@ -149,9 +125,7 @@ fn agrees_with_hta_on_the_corpus() {
         .as_object()
         .expect("traces in the reference");
     let root = corpus();
-    let mut names = vec![];
-    walk(&root, &root, &mut names);
-    names.sort();
+    let names = relative_names(&root);
     assert_eq!(
         names.iter().collect::<Vec<_>>(),
         refs.keys().collect::<Vec<_>>(),
@@ -215,8 +189,7 @@ fn agrees_with_hta_on_the_corpus() {
 #[test]
 fn figures_stay_within_0_and_100_percent() {
     let root = corpus();
-    let mut names = vec![];
-    walk(&root, &root, &mut names);
+    let names = relative_names(&root);
     for n in &names {
         let tl = kineto::read_file(&root.join(n)).unwrap_or_else(|e| panic!("{e}"));
         let h = hta_compat(&tl);
@@ -247,4 +220,12 @@ fn figures_stay_within_0_and_100_percent() {
             assert!(why.contains("HTA cannot"), "{why}");
         }
     }
+}
+
+/// The corpus traces by their paths under `root`, sorted.
+fn relative_names(root: &Path) -> Vec<String> {
+    all_traces()
+        .iter()
+        .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+        .collect()
 }

@@ -18,30 +18,8 @@ use stallscope_analyzer::output::report::Report;
 use stallscope_analyzer::output::text;
 use stallscope_analyzer::read::kineto;
 
-fn corpus() -> PathBuf {
-    let base = std::env::var_os("STALLSCOPE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"));
-    let dir = base.join("kineto");
-    assert!(dir.is_dir(), "Kineto corpus not found at {}", dir.display());
-    dir
-}
-
-fn traces(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        let s = p.to_string_lossy();
-        if p.is_dir() {
-            traces(&p, out);
-        } else if s.ends_with(".json") || s.ends_with(".json.gz") {
-            out.push(p);
-        }
-    }
-}
+mod corpus_support;
+use corpus_support::{all_traces, corpus};
 
 fn report(tl: &Timeline) -> Report {
     Report::build(tl, &analysis::diagnose(tl))
@@ -229,8 +207,7 @@ fn fix_evidence_violations(r: &Report) -> Vec<String> {
 
 #[test]
 fn every_fix_comes_with_its_evidence_on_every_corpus_trace() {
-    let mut files = vec![];
-    traces(&corpus(), &mut files);
+    let files = all_traces();
     assert_eq!(files.len(), 27);
     let mut bad = vec![];
     for f in &files {

@@ -82,6 +82,17 @@ impl Config {
 /// constructor, which allocates nothing. Valid until the program changes
 /// that variable. None when unset or empty.
 pub fn raw_now(name: &str) -> Option<&'static [u8]> {
+    set_now(name).filter(|v| !v.is_empty())
+}
+
+/// A boolean variable read as [`Config::parse`] reads it, without allocating:
+/// set but empty reads as false.
+pub fn flag_now(name: &str, default: bool) -> bool {
+    set_now(name).map_or(default, flag_value)
+}
+
+/// The value of `name` in libc's environment, empty or not.
+fn set_now(name: &str) -> Option<&'static [u8]> {
     let mut buf = [0u8; 64];
     let n = name.len();
     if n >= buf.len() {
@@ -95,25 +106,7 @@ pub fn raw_now(name: &str) -> Option<&'static [u8]> {
         return None;
     }
     // SAFETY: getenv returns a NUL-terminated string.
-    let v = unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes();
-    (!v.is_empty()).then_some(v)
-}
-
-/// A boolean variable read as [`Config::parse`] reads it, without allocating.
-pub fn flag_now(name: &str, default: bool) -> bool {
-    let mut buf = [0u8; 64];
-    let n = name.len();
-    if n >= buf.len() {
-        return default;
-    }
-    buf[..n].copy_from_slice(name.as_bytes());
-    // SAFETY: as in `raw_now`.
-    let p = unsafe { libc::getenv(buf.as_ptr().cast()) };
-    if p.is_null() {
-        return default;
-    }
-    let v = unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes();
-    flag_value(v)
+    Some(unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes())
 }
 
 fn flag_value(v: &[u8]) -> bool {
@@ -125,21 +118,7 @@ fn flag_value(v: &[u8]) -> bool {
 /// recording.
 fn getenv(name: &str) -> Option<OsString> {
     use std::os::unix::ffi::OsStrExt;
-    let mut buf = [0u8; 64];
-    let n = name.len();
-    if n >= buf.len() {
-        return None;
-    }
-    buf[..n].copy_from_slice(name.as_bytes());
-    // SAFETY: NUL-terminated name; the constructor runs before the program
-    // has threads that could change the environment.
-    let p = unsafe { libc::getenv(buf.as_ptr().cast()) };
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: getenv returns a NUL-terminated string.
-    let v = unsafe { core::ffi::CStr::from_ptr(p) };
-    Some(std::ffi::OsStr::from_bytes(v.to_bytes()).to_os_string())
+    set_now(name).map(|v| std::ffi::OsStr::from_bytes(v).to_os_string())
 }
 
 #[cfg(test)]

@@ -313,21 +313,13 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
             dropped: vec![],
             periodic: None,
         },
-        startup: None,
         devices: vec![DeviceDiagnosis {
             gpu: 0,
             window: (0, end),
-            busy_ns: 0,
-            idle_ns: 0,
             gaps,
-            idle_by_cause: [0; 8],
-            busy_by_precision: vec![],
+            ..Default::default()
         }],
-        findings: vec![],
-        job: Default::default(),
-        minor: vec![],
-        options: vec![],
-        combined: None,
+        ..Default::default()
     };
     (tl, diag)
 }
@@ -354,13 +346,8 @@ fn empty_diagnosis() -> Diagnosis {
     Diagnosis {
         window: (0, 0),
         steps: Steps::default(),
-        startup: None,
         devices: vec![],
-        findings: vec![],
-        job: Default::default(),
-        minor: vec![],
-        options: vec![],
-        combined: None,
+        ..Default::default()
     }
 }
 

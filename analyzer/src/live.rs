@@ -234,21 +234,12 @@ mod tests {
         Diagnosis {
             window,
             steps: analysis::steps::build(analysis::StepSource::ProfilerStep, steps.to_vec()),
-            startup: None,
             devices: vec![analysis::DeviceDiagnosis {
-                gpu: 0,
                 window,
-                busy_ns: 0,
-                idle_ns: 0,
                 gaps,
-                idle_by_cause: [0; 8],
-                busy_by_precision: vec![],
+                ..Default::default()
             }],
-            findings: vec![],
-            job: Default::default(),
-            minor: vec![],
-            options: vec![],
-            combined: None,
+            ..Default::default()
         }
     }
 

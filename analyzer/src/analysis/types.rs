@@ -231,7 +231,7 @@ impl StartupItem {
 }
 
 /// Per-GPU results.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DeviceDiagnosis {
     pub gpu: u32,
     /// The active window: first GPU op start to last GPU op end.
@@ -270,7 +270,7 @@ pub struct Finding {
 }
 
 /// Everything the analyses concluded about one timeline.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Diagnosis {
     /// The analyzed window (GPU active window, or steps when present).
     pub window: (Ns, Ns),

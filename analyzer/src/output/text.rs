@@ -425,7 +425,7 @@ pub fn bytes(b: u64) -> String {
     } else if b >= 1e6 {
         format!("{:.1} MB", b / 1e6)
     } else if b >= 1e3 {
-        format!("{:.0} KB", b / 1e3)
+        format!("{:.0} kB", b / 1e3)
     } else {
         format!("{b:.0} B")
     }

@@ -313,7 +313,6 @@ pub fn native() -> (Timeline, Diagnosis) {
             median_ns: 20 * MS,
             p90_ns: 20 * MS,
         },
-        startup: None,
         devices: vec![DeviceDiagnosis {
             gpu: 0,
             window: (2 * MS, 26 * MS),
@@ -323,11 +322,7 @@ pub fn native() -> (Timeline, Diagnosis) {
             idle_by_cause: [0; 8],
             busy_by_precision: vec![],
         }],
-        findings: vec![],
-        job: Default::default(),
-        minor: vec![],
-        options: vec![],
-        combined: None,
+        ..Default::default()
     };
     (tl, diag)
 }
@@ -398,7 +393,6 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
             median_ns: 1000,
             p90_ns: 1000,
         },
-        startup: None,
         devices: vec![
             DeviceDiagnosis {
                 gpu: 3,
@@ -443,11 +437,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
                 busy_by_precision: vec![],
             },
         ],
-        findings: vec![],
-        job: Default::default(),
-        minor: vec![],
-        options: vec![],
-        combined: None,
+        ..Default::default()
     };
     (tl, diag)
 }
@@ -515,7 +505,6 @@ pub fn small() -> (Timeline, Diagnosis) {
             median_ns: 2700,
             p90_ns: 2700,
         },
-        startup: None,
         devices: vec![DeviceDiagnosis {
             gpu: 0,
             window: (2500, 3500),
@@ -532,11 +521,7 @@ pub fn small() -> (Timeline, Diagnosis) {
             idle_by_cause: [0; 8],
             busy_by_precision: vec![],
         }],
-        findings: vec![],
-        job: Default::default(),
-        minor: vec![],
-        options: vec![],
-        combined: None,
+        ..Default::default()
     };
     (tl, diag)
 }

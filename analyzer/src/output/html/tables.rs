@@ -6,6 +6,7 @@ use std::fmt::Write;
 use super::svg::{self, Shapes, W};
 use super::{Part, dur, esc, heading};
 use crate::output::report::IoWaitReport;
+use crate::output::text::bytes;
 
 /// Rows per table at most.
 const MAX_ROWS: usize = 15;
@@ -129,17 +130,4 @@ fn io_table(out: &mut String, title: &str, rows: &[IoWaitReport], file: bool) {
         );
     }
     out.push_str("</tbody></table>\n");
-}
-
-fn bytes(b: u64) -> String {
-    let b = b as f64;
-    if b >= 1e9 {
-        format!("{:.1} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.0} kB", b / 1e3)
-    } else {
-        format!("{b:.0} B")
-    }
 }

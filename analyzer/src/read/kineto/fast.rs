@@ -1,5 +1,10 @@
 //! A fast path for parsing pieces of the event array: a byte scanner that
 //! knows the event layout, about twice as fast as going through serde.
+//! SIMD JSON parsers were measured and lost (one thread, the 53.7 MB
+//! df_index_resolver trace, portable and `target-cpu=native` builds alike):
+//! simd-json 0.14's tape alone at 124-165 MB/s, a sonic-rs 0.5 `Value` at
+//! 150-250 MB/s, against about 450 MB/s for this scanner with the events
+//! built.
 //!
 //! It accepts a strict subset of what the serde path (`document`, `event`)
 //! accepts and fills the same [`RawEvent`]s with the same values. Anything

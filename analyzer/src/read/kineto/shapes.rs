@@ -308,7 +308,12 @@ fn cuttable(text: &[u8]) -> bool {
 /// events, and the false ones inside nested values and strings.
 fn candidates(text: &[u8], open: usize) -> Vec<cuts::Cut> {
     let mut out = vec![];
-    for (comma, _) in text.iter().enumerate().skip(open).filter(|(_, b)| **b == b',') {
+    for (comma, _) in text
+        .iter()
+        .enumerate()
+        .skip(open)
+        .filter(|(_, b)| **b == b',')
+    {
         let n = text[comma + 1..]
             .iter()
             .take_while(|b| b.is_ascii_whitespace())

@@ -13,8 +13,16 @@ and whether the targets hold (>= 100x faster, <= 1/10 of HTA's memory).
 
 The big traces are made at run time into target/ (never committed): a corpus
 ROCm trace (MI300X, TraceLens) repeated --scale times with shifted times and
-ids, written by Python's `json.dump` (the `[{...}, {...}]` layout of traces
-that tools rewrite), gzipped.
+ids, written by Python's `json.dump` in each of --layouts: `dump` (the
+`[{...}, {...}]` layout of traces that tools rewrite) and `compact`
+(`separators=(",", ":")`, no blank between events), gzipped.
+
+No other public trace over 20 MB is fetched: none of the packages reachable
+from here ships one (checked: holistictraceanalysis 0.5.0 sdist,
+torch-tb-profiler 0.4.3 wheel and sdist); the corpus holds the largest found.
+
+The load average is printed before and after: the ratios are only comparable
+between runs on a similarly loaded machine.
 
     bench/kineto_vs_hta.py --hta-python /tmp/hta-venv/bin/python [--min-mb 5] [--big 1] [--runs 3]
 """
@@ -74,10 +82,15 @@ def corpus_traces(root, min_bytes):
     return sorted([t for t in sized if t[1] > min_bytes], key=lambda t: -t[1])
 
 
-def scaled_rocm(seed, scale, out_dir):
+LAYOUTS = {"dump": {}, "compact": {"separators": (",", ":")}}
+
+
+def scaled_rocm(seed, scale, out_dir, layout="dump"):
     """`seed` repeated `scale` times (times shifted past the previous copy,
-    correlation/External/flow ids made distinct), as json.dump writes it."""
-    out = os.path.join(out_dir, f"rocm_mi300_x{scale}.json.gz")
+    correlation/External/flow ids made distinct), as json.dump writes it in
+    `layout`."""
+    suffix = "" if layout == "dump" else f"_{layout}"
+    out = os.path.join(out_dir, f"rocm_mi300_x{scale}{suffix}.json.gz")
     if os.path.exists(out):
         return out
     with gzip.open(seed, "rb") as f:
@@ -104,9 +117,14 @@ def scaled_rocm(seed, scale, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     tmp = out + ".tmp"
     with gzip.open(tmp, "wt", compresslevel=6) as f:
-        json.dump(doc, f)
+        json.dump(doc, f, **LAYOUTS[layout])
     os.replace(tmp, out)
     return out
+
+
+def load_average():
+    """The 1, 5 and 15 minute load averages."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main():
@@ -117,6 +135,8 @@ def main():
     ap.add_argument("--min-mb", type=float, default=5.0, help="corpus traces over this many MB of JSON")
     ap.add_argument("--big", type=int, default=1, help="synthetic large ROCm traces (0: none)")
     ap.add_argument("--scale", type=int, default=4, help="copies of the ROCm seed in the first big trace")
+    ap.add_argument("--layouts", default="dump,compact",
+                    help=f"JSON layouts of the big traces, of {','.join(LAYOUTS)}")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ours", help="instead of `stallscope analyze`, a binary that takes the trace path "
                     "(e.g. the kineto_hta example)")
@@ -137,9 +157,11 @@ def main():
     traces = corpus_traces(args.corpus, args.min_mb * 1e6)
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
     for k in range(args.big):
-        big = scaled_rocm(os.path.join(args.corpus, ROCM_SEED), args.scale * (k + 1),
-                          os.path.join(target, "kineto-big"))
-        traces.append((big, json_bytes(big)))
+        for layout in args.layouts.split(","):
+            big = scaled_rocm(os.path.join(args.corpus, ROCM_SEED), args.scale * (k + 1),
+                              os.path.join(target, "kineto-big"), layout)
+            traces.append((big, json_bytes(big)))
+    print(f"machine: {os.cpu_count()} CPUs, load average {load_average()} at the start")
     print(f"{'trace':40} {'MB':>5} {'ours ms':>7} {'HTA s':>6} {'speedup':>7} {'CPU x':>6} "
           f"{'ours MiB':>8} {'HTA MiB':>7} {'mem':>6}")
     speedups, cpu_ratios, mem_ratios = [], [], []
@@ -167,8 +189,7 @@ def main():
           f"{'met' if worst_speed >= TARGET_SPEEDUP else 'MISSED'}); CPU-time ratio worst {min(cpu_ratios):.0f}x; "
           f"memory ratio worst {worst_mem:.3f} (target <= {TARGET_MEMORY:.2f}: "
           f"{'met' if worst_mem <= TARGET_MEMORY else 'MISSED'})")
-    idle = os.getloadavg()[0]
-    print(f"machine: {os.cpu_count()} CPUs, load average {idle:.2f} at the end; times are whole processes "
+    print(f"machine: {os.cpu_count()} CPUs, load average {load_average()} at the end; times are whole processes "
           "(ours: read + figures + JSON; HTA: Python start, imports, load, both breakdowns); "
           "MB = decompressed JSON")
 

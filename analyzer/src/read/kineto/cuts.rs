@@ -5,11 +5,16 @@
 //! `,` between two events; the blanks between must equal those the writer put
 //! between `[` and the first event (Kineto: `\n  `), which pretty-printers
 //! indent deeper for nested values. Turning that comma into `]` and the last
-//! blank into `[` makes each piece a JSON array of its own. The search cannot
-//! tell whether it is inside a string, so every piece must then parse
-//! completely: a piece that starts or ends inside an event cannot, and the
-//! callers fall back to one sequential pass, which also places corruption at
-//! its exact offset.
+//! blank into `[` makes each piece a JSON array of its own; compact JSON
+//! (`},{`) has no blank, so its pieces start at the `{` with the `[` implied
+//! (see [`Cut::opened`]).
+//!
+//! The search cannot tell whether it is inside a string or a nested value,
+//! so every piece must then parse completely. That check is enough: the
+//! piece before a false cut is the text of the real array up to a point
+//! inside a string or an unclosed event, so the `]` put there cannot end it,
+//! and a strict parser rejects it; the callers then fall back to one
+//! sequential pass, which also places corruption at its exact offset.
 
 use serde_json::value::RawValue;
 
@@ -24,8 +29,24 @@ pub const KEY: &[u8] = b"\"traceEvents\"";
 #[derive(Debug, Clone, Copy)]
 pub struct Cut {
     pub comma: usize,
-    pub blank: usize,
     pub brace: usize,
+}
+
+impl Cut {
+    /// Whether a blank precedes the `{`, to be turned into the `[` that
+    /// opens the next piece; without one (`},{`) that `[` is implied.
+    pub fn opened(&self) -> bool {
+        self.brace > self.comma + 1
+    }
+
+    /// Where the next piece starts: at its `[`, else at its first `{`.
+    pub fn start(&self) -> usize {
+        if self.opened() {
+            self.brace - 1
+        } else {
+            self.brace
+        }
+    }
 }
 
 /// Where the event array starts: the metadata before it, the index of its
@@ -42,12 +63,17 @@ pub fn events_start(text: &[u8]) -> Option<(Meta, usize, bool)> {
 }
 
 /// The last piece: the rest of the array, then the document's remaining keys
-/// (none when `bare`).
-pub fn parse_tail(text: &[u8], name: &str, bare: bool) -> Option<(Builder, Meta)> {
+/// (none when `bare`). Without `opened`, `text` starts at an event whose `[`
+/// is implied.
+pub fn parse_tail(text: &[u8], name: &str, bare: bool, opened: bool) -> Option<(Builder, Meta)> {
+    if !opened {
+        // A copy with its `[`: the tail is small.
+        return parse_tail(&with_open(text), name, bare, true);
+    }
     let mut stream = serde_json::Deserializer::from_slice(text).into_iter::<&RawValue>();
     let array = stream.next()?.ok()?;
     let end = stream.byte_offset();
-    let bld = document::parse_piece(array.get().as_bytes(), name)?;
+    let bld = document::parse_piece(array.get().as_bytes(), name, true)?;
     // After the array: `}` or `, "key": value ... }`.
     let rest = &text[end..];
     let Some(i) = rest.iter().position(|b| !b.is_ascii_whitespace()) else {
@@ -68,6 +94,14 @@ pub fn parse_tail(text: &[u8], name: &str, bare: bool) -> Option<(Builder, Meta)
         _ => return None,
     };
     Some((bld, meta))
+}
+
+/// `[` followed by `text`.
+pub fn with_open(text: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(text.len() + 1);
+    v.push(b'[');
+    v.extend_from_slice(text);
+    v
 }
 
 /// Metadata before `"traceEvents"`, checked by parsing it as a document whose
@@ -144,7 +178,6 @@ fn cut_at(text: &[u8], brace: usize, sep: &Sep) -> Option<Cut> {
     (text[blank..brace] == sep.blanks[..] && text[blank - 1] == b',' && sep.leads(&text[brace..]))
         .then_some(Cut {
             comma: blank - 1,
-            blank: brace - 1,
             brace,
         })
 }
@@ -172,7 +205,7 @@ pub fn separator(text: &[u8], open: usize) -> Option<Sep> {
     let end = super::fast::value_end(rest)?;
     let gap = rest[end..].strip_prefix(b",")?;
     let m = gap.iter().position(|b| !b.is_ascii_whitespace())?;
-    (m > 0 && gap[m] == b'{').then(|| Sep {
+    (gap[m] == b'{').then(|| Sep {
         blanks: gap[..m].to_vec(),
         inner,
         key,
@@ -214,9 +247,11 @@ pub fn last_cut(text: &[u8], sep: &Sep) -> Option<Cut> {
     None
 }
 
-/// Turns the bytes at a cut into `]` (ending the piece before it) and `[`
-/// (starting the piece after it).
+/// Turns the bytes at a cut into `]` (ending the piece before it) and, when
+/// there is a blank, `[` (starting the piece after it).
 pub fn apply(text: &mut [u8], c: &Cut) {
     text[c.comma] = b']';
-    text[c.blank] = b'[';
+    if c.opened() {
+        text[c.brace - 1] = b'[';
+    }
 }

@@ -69,15 +69,22 @@ impl<'de> Visitor<'de> for DocVisitor<'_> {
     }
 }
 
-/// Parses a piece of the event array (itself a JSON array) into a new
-/// builder: with the fast scanner, or with serde where that declines.
-pub fn parse_piece(text: &[u8], name: &str) -> Option<Builder> {
+/// Parses a piece of the event array (itself a JSON array, whose `[` is
+/// implied unless `opened`) into a new builder: with the fast scanner, or
+/// with serde where that declines.
+pub fn parse_piece(text: &[u8], name: &str, opened: bool) -> Option<Builder> {
     let mut b = Builder::new(name.to_owned());
-    if super::fast::parse_array(text, &mut b).is_ok() {
+    if super::fast::parse_array(text, opened, &mut b).is_ok() {
         return Some(b);
     }
     let mut b = Builder::new(name.to_owned());
-    parse_array(text, &mut b).ok().map(|_| b)
+    let ok = if opened {
+        parse_array(text, &mut b)
+    } else {
+        // Rare (exotic JSON the scanner declines): a copy with its `[`.
+        parse_array(&super::cuts::with_open(text), &mut b)
+    };
+    ok.ok().map(|_| b)
 }
 
 /// Parses `text`, a JSON array of events, into the builder.

@@ -38,23 +38,36 @@ pub fn parse(text: &mut [u8], name: &str, pieces: usize) -> Option<(Builder, Met
     if points.len() < 2 {
         return None;
     }
+    let (builder, tail_meta) = parse_at(text, name, open, bare, &points)?;
+    let mut meta = head;
+    meta.overlay(tail_meta);
+    Some((builder, meta))
+}
+
+/// Parses the array opening at `open` cut at `points` (in order; the last
+/// one starts the tail); `None`, with `text` restored, when a piece does not
+/// parse, as after any cut that is not between two events.
+pub fn parse_at(
+    text: &mut [u8],
+    name: &str,
+    open: usize,
+    bare: bool,
+    points: &[Cut],
+) -> Option<(Builder, Meta)> {
     let saved: Vec<(usize, u8)> = points
         .iter()
-        .flat_map(|c| [(c.comma, text[c.comma]), (c.blank, text[c.blank])])
+        .flat_map(|c| [(c.comma, text[c.comma]), (c.start(), text[c.start()])])
         .collect();
-    for c in &points {
+    for c in points {
         cuts::apply(text, c);
     }
-    let result = parse_pieces(text, name, open, &points, bare);
+    let result = parse_pieces(text, name, open, points, bare);
     if result.is_none() {
         for (at, byte) in saved {
             text[at] = byte;
         }
     }
-    let (builder, tail_meta) = result?;
-    let mut meta = head;
-    meta.overlay(tail_meta);
-    Some((builder, meta))
+    result
 }
 
 fn parse_pieces(
@@ -64,18 +77,22 @@ fn parse_pieces(
     points: &[Cut],
     bare: bool,
 ) -> Option<(Builder, Meta)> {
-    // Whole pieces: [open..=cut0.comma], [cut0.blank..=cut1.comma], ...
-    let mut ranges = vec![(open, points[0].comma + 1)];
-    ranges.extend(points.windows(2).map(|w| (w[0].blank, w[1].comma + 1)));
-    let tail_from = points.last()?.blank;
+    // Whole pieces: [open..=cut0.comma], [cut0.start()..=cut1.comma], ...
+    let mut ranges = vec![(open, points[0].comma + 1, true)];
+    ranges.extend(
+        points
+            .windows(2)
+            .map(|w| (w[0].start(), w[1].comma + 1, w[0].opened())),
+    );
+    let last = points.last()?;
     let (body, tail) = rayon::join(
         || {
             ranges
                 .par_iter()
-                .map(|&(a, b)| document::parse_piece(&text[a..b], name))
+                .map(|&(a, b, opened)| document::parse_piece(&text[a..b], name, opened))
                 .collect::<Option<Vec<Builder>>>()
         },
-        || cuts::parse_tail(&text[tail_from..], name, bare),
+        || cuts::parse_tail(&text[last.start()..], name, bare, last.opened()),
     );
     let mut parts = body?.into_iter();
     let mut all = parts.next()?;

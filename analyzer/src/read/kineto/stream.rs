@@ -43,7 +43,7 @@ pub fn parse(gz: &[u8], name: &str) -> Option<(Builder, Meta)> {
             let (done, free, pieces) = (done_tx.clone(), free_tx.clone(), &pieces);
             s.spawn(move || {
                 while let Some((i, piece)) = next_piece(pieces) {
-                    let b = document::parse_piece(piece.text(), name);
+                    let b = document::parse_piece(piece.text(), name, true);
                     // The producer may be gone already; then the buffer is just freed.
                     let _ = free.send(piece);
                     let _ = done.send((i, b));
@@ -186,7 +186,7 @@ fn produce(
             break;
         }
     }
-    let (tail, tail_meta) = cuts::parse_tail(pending.text(), name, bare)?;
+    let (tail, tail_meta) = cuts::parse_tail(pending.text(), name, bare, true)?;
     Some((head, tail, tail_meta))
 }
 

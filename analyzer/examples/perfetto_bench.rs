@@ -328,6 +328,7 @@ fn synthetic(events: i64) -> (Timeline, Diagnosis) {
         minor: vec![],
         options: vec![],
         combined: None,
+        host: None,
     };
     (tl, diag)
 }
@@ -361,6 +362,7 @@ fn empty_diagnosis() -> Diagnosis {
         minor: vec![],
         options: vec![],
         combined: None,
+        host: None,
     }
 }
 

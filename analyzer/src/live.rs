@@ -248,6 +248,7 @@ mod tests {
             job: Default::default(),
             minor: vec![],
             options: vec![],
+            host: None,
             combined: None,
         }
     }

@@ -328,6 +328,7 @@ pub fn native() -> (Timeline, Diagnosis) {
         minor: vec![],
         options: vec![],
         combined: None,
+        host: None,
     };
     (tl, diag)
 }
@@ -448,6 +449,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
         minor: vec![],
         options: vec![],
         combined: None,
+        host: None,
     };
     (tl, diag)
 }
@@ -537,6 +539,7 @@ pub fn small() -> (Timeline, Diagnosis) {
         minor: vec![],
         options: vec![],
         combined: None,
+        host: None,
     };
     (tl, diag)
 }

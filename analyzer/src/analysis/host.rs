@@ -12,7 +12,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 use stallscope_format::{FdClass, HostOp, fs_name};
 
-use crate::model::{HostSpan, Ns, Process, SpanKind, Thread, Timeline};
+use crate::model::{HostSpan, IoObject, Ns, Process, SpanKind, StrId, Thread, Timeline};
 
 /// What a process did in the job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -125,12 +125,66 @@ fn is_io(op: HostOp) -> bool {
     op.is_read() || op.is_write() || matches!(op, HostOp::Fsync | HostOp::Fdatasync)
 }
 
+/// I/O wait per (filesystem, file), in order of first appearance. A file is
+/// named by its path, or by its inode when the path is unknown; the name is
+/// formatted once per object, not once per span (a recording may hold
+/// millions of reads).
+#[derive(Default)]
+struct FileSums {
+    /// (filesystem, path string id or inode) -> index in `list`.
+    by_object: FxHashMap<(&'static str, FileKey), usize>,
+    /// (filesystem, name) -> index in `list`: objects with the same name
+    /// are one file.
+    by_name: FxHashMap<(&'static str, String), usize>,
+    list: Vec<IoWait>,
+    /// The last lookup: a thread reads one file many times in a row.
+    last: Option<((&'static str, FileKey), usize)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum FileKey {
+    Path(StrId),
+    Inode(u64, u64),
+}
+
+impl FileSums {
+    fn get(&mut self, tl: &Timeline, fs: &'static str, o: &IoObject) -> &mut IoWait {
+        let path = tl.strings.get(o.path);
+        let key = match path {
+            "" => FileKey::Inode(o.dev, o.ino),
+            _ => FileKey::Path(o.path),
+        };
+        if let Some((k, i)) = self.last
+            && k == (fs, key)
+        {
+            return &mut self.list[i];
+        }
+        let (by_name, list) = (&mut self.by_name, &mut self.list);
+        let i = *self.by_object.entry((fs, key)).or_insert_with(|| {
+            let what = match path {
+                "" => format!("(dev {} inode {})", o.dev, o.ino),
+                p => p.to_string(),
+            };
+            *by_name.entry((fs, what)).or_insert_with_key(|k| {
+                list.push(IoWait {
+                    what: k.1.clone(),
+                    fs,
+                    ..Default::default()
+                });
+                list.len() - 1
+            })
+        });
+        self.last = Some(((fs, key), i));
+        &mut self.list[i]
+    }
+}
+
 /// Host analysis over `window` (see the module comment for why the window).
 pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
     let (w0, w1) = window;
     let roles = roles(tl);
     let mut fs: FxHashMap<&'static str, IoWait> = FxHashMap::default();
-    let mut files: FxHashMap<(&'static str, String), IoWait> = FxHashMap::default();
+    let mut files = FileSums::default();
     let mut processes = Vec::with_capacity(tl.processes.len());
     let mut unattributed = Unattributed::default();
     for (pi, p) in tl.processes.iter().enumerate() {
@@ -168,18 +222,7 @@ pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
                         ..Default::default()
                     })
                     .add(op, s);
-                let path = match tl.strings.get(o.path) {
-                    "" => format!("(dev {} inode {})", o.dev, o.ino),
-                    p => p.to_string(),
-                };
-                files
-                    .entry((name, path))
-                    .or_insert_with_key(|k| IoWait {
-                        what: k.1.clone(),
-                        fs: name,
-                        ..Default::default()
-                    })
-                    .add(op, s);
+                files.get(tl, name, o).add(op, s);
             }
             unattributed = add_unattributed(unattributed, t);
         }
@@ -192,7 +235,7 @@ pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
     };
     HostSummary {
         io_by_fs: sorted(fs.into_values().collect()),
-        io_by_file: sorted(files.into_values().collect()),
+        io_by_file: sorted(files.list),
         processes,
         dropped_records: tl.processes.iter().map(|p| p.dropped_records).sum(),
         damage: damage(tl),

@@ -80,8 +80,14 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     // What needs neither the memory findings nor a launcher's host timeline
     // (each GPU's launching thread, busy time by precision and idle gaps),
     // beside the memory findings, which are serial.
-    let (mem, mut per_gpu) = rayon::join(
-        || memory::analyze(&cx, &steps),
+    // The host side needs only the window: it runs beside them too.
+    let ((mem, host), mut per_gpu) = rayon::join(
+        || {
+            rayon::join(
+                || memory::analyze(&cx, &steps),
+                || host::analyze(tl, window),
+            )
+        },
         || {
             tl.gpus
                 .par_iter()
@@ -201,6 +207,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         options: built.options,
         combined: built.combined,
         job,
+        host: Some(host),
     }
 }
 

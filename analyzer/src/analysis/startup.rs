@@ -101,7 +101,6 @@ fn classify(name: &str, api: bool) -> Class {
 
 /// The start-up of a timeline, if it shows any.
 pub fn find(tl: &Timeline, corr: &CorrIndex) -> Option<Startup> {
-    let (t0, t1) = tl.extent()?;
     let class: Vec<(Class, Class)> = tl
         .strings
         .iter()
@@ -124,79 +123,83 @@ pub fn find(tl: &Timeline, corr: &CorrIndex) -> Option<Startup> {
         .iter()
         .flat_map(|p| p.threads.iter().map(move |t| (p.pid, t.tid, t)))
         .collect();
-    let per_thread: Vec<(Vec<StartupItem>, Option<Ns>)> = threads
-        .par_iter()
-        .map(|&(pid, tid, t)| {
-            let mut items = Vec::new();
-            let mut first_api = None;
-            let mut capture: Option<Ns> = None;
-            for s in &t.spans {
-                let api = matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver);
-                if api && first_api.is_none() {
-                    first_api = Some(s.ts);
-                }
-                let c = cls(s.kind, s.id);
-                let (kind, min) = match c {
-                    Class::None => continue,
-                    Class::Context => ("context", CONTEXT_NS),
-                    Class::ModuleLoad => ("module-load", MODULE_NS),
-                    Class::Autotune => ("autotune", MODULE_NS),
-                    Class::Compile => ("compile", COMPILE_NS),
-                    Class::CompiledRegion => ("compile", COMPILED_REGION_NS),
-                    Class::CaptureBegin => {
-                        capture.get_or_insert(s.ts);
-                        continue;
+    // The host spans and the GPU ops are independent passes, one core
+    // each; each also gives its part of `Timeline::extent`, which would be
+    // a third pass over everything.
+    let (per_thread, (first, ops_extent)) = rayon::join(
+        || {
+            threads
+                .par_iter()
+                .map(|&(pid, tid, t)| {
+                    let mut items = Vec::new();
+                    let mut first_api = None;
+                    let mut capture: Option<Ns> = None;
+                    let mut extent = Extent::default();
+                    if let Some(s) = t.spans.first() {
+                        extent.lo = s.ts;
                     }
-                    Class::CaptureEnd => {
-                        if let Some(a) = capture.take() {
+                    if let (Some(a), Some(b)) = (t.samples.first(), t.samples.last()) {
+                        extent.add(a.ts, b.ts);
+                    }
+                    for s in &t.spans {
+                        extent.hi = extent.hi.max(s.end());
+                        let api = matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver);
+                        if api && first_api.is_none() {
+                            first_api = Some(s.ts);
+                        }
+                        let c = cls(s.kind, s.id);
+                        let (kind, min) = match c {
+                            Class::None => continue,
+                            Class::Context => ("context", CONTEXT_NS),
+                            Class::ModuleLoad => ("module-load", MODULE_NS),
+                            Class::Autotune => ("autotune", MODULE_NS),
+                            Class::Compile => ("compile", COMPILE_NS),
+                            Class::CompiledRegion => ("compile", COMPILED_REGION_NS),
+                            Class::CaptureBegin => {
+                                capture.get_or_insert(s.ts);
+                                continue;
+                            }
+                            Class::CaptureEnd => {
+                                if let Some(a) = capture.take() {
+                                    items.push(StartupItem {
+                                        kind: "graph-capture",
+                                        what: tl.strings.get(s.id).to_string(),
+                                        start: a,
+                                        end: s.end(),
+                                        pid,
+                                        tid,
+                                    });
+                                }
+                                continue;
+                            }
+                        };
+                        if s.dur >= min {
                             items.push(StartupItem {
-                                kind: "graph-capture",
+                                kind,
                                 what: tl.strings.get(s.id).to_string(),
-                                start: a,
+                                start: s.ts,
                                 end: s.end(),
                                 pid,
                                 tid,
                             });
                         }
-                        continue;
                     }
-                };
-                if s.dur >= min {
-                    items.push(StartupItem {
-                        kind,
-                        what: tl.strings.get(s.id).to_string(),
-                        start: s.ts,
-                        end: s.end(),
-                        pid,
-                        tid,
-                    });
-                }
-            }
-            (items, first_api)
-        })
-        .collect();
+                    (items, first_api, extent)
+                })
+                .collect::<Vec<_>>()
+        },
+        || first_launches(tl),
+    );
     let mut items: Vec<StartupItem> = Vec::new();
-    let mut anchor = Ns::MAX;
-    for (v, f) in per_thread {
+    // The ops' first start is also the first op.
+    let mut anchor = ops_extent.lo;
+    let mut extent = ops_extent;
+    for (v, f, e) in per_thread {
         items.extend(v);
         anchor = anchor.min(f.unwrap_or(Ns::MAX));
+        extent.add(e.lo, e.hi);
     }
-    // Lazy module loading: the first launch of each kernel, when slow.
-    let mut first: Vec<Option<(Ns, u32)>> = vec![None; tl.strings.len()];
-    for g in &tl.gpus {
-        for s in &g.streams {
-            if let Some(o) = s.ops.first() {
-                anchor = anchor.min(o.start);
-            }
-            for o in s.ops.iter().filter(|o| o.kind() == GpuOpKind::Kernel) {
-                if let Some(f) = first.get_mut(o.name as usize)
-                    && f.is_none_or(|f| o.start < f.0)
-                {
-                    *f = Some((o.start, o.corr));
-                }
-            }
-        }
-    }
+    let (t0, t1) = extent.get()?;
     for &(_, c) in first.iter().flatten() {
         let Some(r) = corr.get(c) else { continue };
         let p = &tl.processes[r.process as usize];
@@ -227,6 +230,57 @@ pub fn find(tl: &Timeline, corr: &CorrIndex) -> Option<Startup> {
         (before as f64) < EARLY_OPS * total
     };
     chain(items, anchor, t0, t1, gpu_last_start(tl), early)
+}
+
+/// First and last timestamp, as `Timeline::extent` takes them: the first
+/// span, sample or op of each list, and the latest end.
+#[derive(Clone, Copy)]
+struct Extent {
+    lo: Ns,
+    hi: Ns,
+}
+
+impl Default for Extent {
+    fn default() -> Self {
+        Extent {
+            lo: Ns::MAX,
+            hi: Ns::MIN,
+        }
+    }
+}
+
+impl Extent {
+    fn add(&mut self, lo: Ns, hi: Ns) {
+        self.lo = self.lo.min(lo);
+        self.hi = self.hi.max(hi);
+    }
+
+    fn get(self) -> Option<(Ns, Ns)> {
+        (self.lo <= self.hi).then_some((self.lo, self.hi))
+    }
+}
+
+/// The first launch (start, correlation id) of each kernel name, where lazy
+/// module loading shows; and the extent of the ops.
+fn first_launches(tl: &Timeline) -> (Vec<Option<(Ns, u32)>>, Extent) {
+    let mut first: Vec<Option<(Ns, u32)>> = vec![None; tl.strings.len()];
+    let mut extent = Extent::default();
+    for g in &tl.gpus {
+        for s in &g.streams {
+            let Some(o) = s.ops.first() else { continue };
+            extent.lo = extent.lo.min(o.start);
+            for o in &s.ops {
+                extent.hi = extent.hi.max(o.end);
+                if o.kind() == GpuOpKind::Kernel
+                    && let Some(f) = first.get_mut(o.name as usize)
+                    && f.is_none_or(|f| o.start < f.0)
+                {
+                    *f = Some((o.start, o.corr));
+                }
+            }
+        }
+    }
+    (first, extent)
 }
 
 /// The last start of a GPU op, if any.

@@ -291,6 +291,9 @@ pub struct Diagnosis {
     pub options: Vec<Finding>,
     /// Every advised fix at once.
     pub combined: Option<Combined>,
+    /// The host side over `window`, computed beside the GPU analyses (the
+    /// report builds it when absent).
+    pub host: Option<super::host::HostSummary>,
 }
 
 /// The what-if with every advised fix applied together.

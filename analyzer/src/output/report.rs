@@ -220,7 +220,11 @@ pub const TOP_FILES: usize = 10;
 
 impl HostReport {
     pub fn build(tl: &Timeline, window: (i64, i64)) -> HostReport {
-        let h = crate::analysis::host::analyze(tl, window);
+        HostReport::from_summary(tl, &crate::analysis::host::analyze(tl, window))
+    }
+
+    /// The report of a host analysis already made (see `Diagnosis::host`).
+    pub fn from_summary(tl: &Timeline, h: &crate::analysis::host::HostSummary) -> HostReport {
         let io = |w: &crate::analysis::host::IoWait| IoWaitReport {
             what: w.what.clone(),
             fs: w.fs.to_string(),
@@ -259,7 +263,7 @@ impl HostReport {
             more_files: h.io_by_file.len().saturating_sub(TOP_FILES),
             processes,
             dropped_records: h.dropped_records,
-            damage: h.damage,
+            damage: h.damage.clone(),
             io_below_threshold: IoBelowThreshold {
                 calls: h.unattributed.calls,
                 bytes: h.unattributed.bytes,
@@ -510,7 +514,10 @@ impl Report {
                 }))
                 .collect(),
             job: d.job.clone(),
-            host: HostReport::build(tl, d.window),
+            host: match &d.host {
+                Some(h) => HostReport::from_summary(tl, h),
+                None => HostReport::build(tl, d.window),
+            },
             hta_compat: None,
         }
     }

@@ -11,7 +11,8 @@
 //!
 //! A thread's spans can come from several chunk owners (its own chunks, and
 //! the CUPTI thread's for its API calls); which owner filled each stretch is
-//! kept, so that the stretches can be merged rather than sorted.
+//! kept (`ThreadAcc::owners`), so that the stretches can be merged rather
+//! than sorted, once the file's NVTX ranges are added (`merge_owners`).
 
 use std::cmp::Reverse;
 use std::path::Path;
@@ -249,7 +250,7 @@ struct Finals<K, T> {
 }
 
 /// Stretches of a final list, in list order: (chunk owner, start, length).
-type Runs = Vec<(u32, usize, usize)>;
+pub(super) type Runs = Vec<(u32, usize, usize)>;
 
 impl<K, T> Default for Finals<K, T> {
     fn default() -> Self {
@@ -385,13 +386,10 @@ pub(super) fn decode_batched(
     drop(outs);
 
     let mut part = Partial::concat(rests);
-    spans
-        .lists
-        .par_iter_mut()
-        .zip(&spans.runs)
-        .for_each(|((_, v), runs)| merge_owners(v, runs));
-    for (tid, v) in spans.lists {
-        part.thread(tid).spans = v;
+    for ((tid, v), runs) in spans.lists.into_iter().zip(spans.runs) {
+        let t = part.thread(tid);
+        t.spans = v;
+        t.owners = runs;
     }
     for (tid, v) in samples.lists {
         part.thread(tid).samples = v;
@@ -413,7 +411,7 @@ pub(super) fn decode_batched(
 /// it from scratch (a fifth of reading, on 50M events). When each owner's
 /// spans are in order, one merge sorts it instead. Ties go in list order, as
 /// the timeline's stable sort puts them, so the result is the same.
-fn merge_owners(v: &mut Vec<HostSpan>, runs: &Runs) {
+pub(super) fn merge_owners(v: &mut Vec<HostSpan>, runs: &Runs) {
     let key = |s: &HostSpan| (s.ts, Reverse(s.dur));
     let mut owners: Vec<u32> = runs.iter().map(|r| r.0).collect();
     owners.sort_unstable();

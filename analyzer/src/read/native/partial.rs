@@ -17,6 +17,9 @@ use crate::model::{GpuOp, HostSpan, LaunchConfig, MemEvent, Ns, Oom, Sample, Str
 pub struct ThreadAcc {
     pub spans: Vec<HostSpan>,
     pub samples: Vec<Sample>,
+    /// Which chunk owner filled each stretch of `spans` (see
+    /// `batch::merge_owners`); empty when not kept.
+    pub owners: super::batch::Runs,
     /// Latest (ts, name) seen.
     pub name: Option<(u64, StrId)>,
 }

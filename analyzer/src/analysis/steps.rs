@@ -211,12 +211,24 @@ pub fn on_gpu(
         };
         kept.push((i, first, end, launch));
     }
+    // Steps keep the markers' order on the GPU too: with ops on several
+    // streams, a step's first op can start after the next step's, and the
+    // step then starts with that one (else the steps, and the window they
+    // span, could run backwards).
+    let starts: Vec<Ns> = kept
+        .iter()
+        .scan(Ns::MIN, |floor, k| {
+            *floor = (*floor).max(k.1);
+            Some(*floor)
+        })
+        .collect();
     let ranges: Vec<(u32, Ns, Ns, Ns)> = kept
         .iter()
         .enumerate()
-        .map(|(j, &(i, first, end, launch))| {
-            // Up to the next step's first op; the last step ends with its work.
-            let stop = kept.get(j + 1).map_or(end, |n| n.1);
+        .map(|(j, &(i, _, end, launch))| {
+            // Up to the next step's start; the last step ends with its work.
+            let first = starts[j];
+            let stop = starts.get(j + 1).copied().unwrap_or(end);
             (i as u32, first, stop.max(first), launch)
         })
         .collect();

@@ -3,7 +3,7 @@
 //! registered, otherwise on gpusim's own clock: CLOCK_MONOTONIC_RAW plus a
 //! fixed offset, so a consumer that skips calibration gets visibly wrong times.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
 /// How far gpusim's own clock runs ahead of CLOCK_MONOTONIC when it starts.
@@ -74,13 +74,35 @@ pub struct Stamper {
 
 impl Stamper {
     /// `record_now` reads the record clock (the callback, or [`own_now`]).
+    ///
+    /// A reading's offset is off by up to half its width (the time between
+    /// the two simulation-clock reads), and a thread preempted between them
+    /// makes that microseconds or more: records of two rounds then overlap on
+    /// one stream, which a real GPU's clock never does. So the narrowest of
+    /// three readings is taken, and the last round's offset is kept while the
+    /// new reading agrees with it within both readings' widths; clocks that
+    /// really drift apart (NTP slewing) soon move past that and are followed.
     pub fn new(record_now: impl Fn() -> u64) -> Self {
-        let a = mono_now();
-        let b = record_now();
-        let c = mono_now();
-        Stamper {
-            offset: i128::from(b) - (i128::from(a) + i128::from(c)) / 2,
-        }
+        static LAST: Mutex<Option<(i128, i128)>> = Mutex::new(None);
+        let (offset, width) = (0..3)
+            .map(|_| {
+                let a = mono_now();
+                let b = record_now();
+                let c = mono_now();
+                let offset = i128::from(b) - (i128::from(a) + i128::from(c)) / 2;
+                (offset, (i128::from(c) - i128::from(a)) / 2 + 1)
+            })
+            .min_by_key(|r| r.1)
+            .expect("three readings");
+        let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+        let offset = match *last {
+            Some((o, w)) if (o - offset).abs() <= w + width => o,
+            _ => {
+                *last = Some((offset, width));
+                offset
+            }
+        };
+        Stamper { offset }
     }
 
     pub fn stamp(&self, mono: u64) -> u64 {

@@ -113,16 +113,7 @@ fn prediction_holds(scenario: &str, cause: &str, sub: &str) -> Pair {
         b["findings"]
     );
     let before = b["steps"]["mean_ns"].as_i64().unwrap();
-    let predicted = before - top["est_step_ns_after"].as_i64().unwrap();
     let measured = before - a["steps"]["mean_ns"].as_i64().unwrap();
-    let error = 100.0 * (predicted - measured).abs() as f64 / measured as f64;
-    eprintln!(
-        "{scenario}: step {} -> {}; predicted saving {}, measured {}: error {error:.1}%",
-        dur(before),
-        dur(before - measured),
-        dur(predicted),
-        dur(measured)
-    );
 
     let diff_json = tmp.path().join("diff.json");
     let (md, html) = (tmp.path().join("diff.md"), tmp.path().join("diff.html"));
@@ -137,8 +128,43 @@ fn prediction_holds(scenario: &str, cause: &str, sub: &str) -> Pair {
         "--html".as_ref(),
         html.as_os_str(),
     ]));
+    let d = read_json(&diff_json);
+    let p = &d["prediction"];
+    // The top finding is resolved. On a loaded machine a minor finding (CPU
+    // contention) may come and go with it: then every BEFORE finding was
+    // fixed, and the prediction is the report's combined estimate.
+    let fixes: Vec<&str> = p["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fixes.first().copied(),
+        Some(format!("{cause}/{sub}").as_str()),
+        "{p}"
+    );
+    let (after, basis) = match p["basis"].as_str().unwrap() {
+        "finding" => (top["est_step_ns_after"].as_i64().unwrap(), ""),
+        "combined" => (
+            b["combined"]["est_step_ns_after"].as_i64().unwrap(),
+            ", combined estimate",
+        ),
+        other => panic!("the {other} basis: {p}"),
+    };
+    let predicted = before - after;
+    let error = 100.0 * (predicted - measured).abs() as f64 / measured as f64;
+    eprintln!(
+        "{scenario}: step {} -> {}; predicted saving {}, measured {}: error {error:.1}%",
+        dur(before),
+        dur(before - measured),
+        dur(predicted),
+        dur(measured)
+    );
     let line = format!(
-        "{cause}/{sub} fix predicted {} a step ({} -> {}); measured {} ({} -> {}): error {error:.1}%",
+        "{} {} predicted {} a step ({} -> {}{basis}); measured {} ({} -> {}): error {error:.1}%",
+        fixes.join(" + "),
+        if fixes.len() == 1 { "fix" } else { "fixes" },
         dur(predicted),
         dur(before),
         dur(before - predicted),
@@ -151,11 +177,7 @@ fn prediction_holds(scenario: &str, cause: &str, sub: &str) -> Pair {
     assert!(words(&text).contains(&line), "want {line:?} in:\n{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
 
-    let d = read_json(&diff_json);
     assert_eq!(d["schema"], "stallscope.diff.v1");
-    let p = &d["prediction"];
-    assert_eq!(p["fixes"], serde_json::json!([format!("{cause}/{sub}")]));
-    assert_eq!(p["basis"], "finding");
     assert_eq!(p["predicted_saving_ns"].as_i64(), Some(predicted));
     assert_eq!(p["measured_saving_ns"].as_i64(), Some(measured));
     assert!((p["error_pct"].as_f64().unwrap() - error).abs() < 1e-9);

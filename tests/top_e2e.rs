@@ -71,6 +71,18 @@ fn script(dir: &Path) -> std::path::PathBuf {
     s
 }
 
+/// How many `stallscope top` processes watch a recording under `dir`.
+fn views_of(dir: &Path) -> usize {
+    let want = dir.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(" top --pid ") && c.contains(&want))
+        .count()
+}
+
 #[test]
 fn top_in_a_terminal_shows_data_first_for_a_data_bound_job() {
     let tmp = tempfile::tempdir().unwrap();
@@ -98,6 +110,14 @@ fn top_in_a_terminal_shows_data_first_for_a_data_bound_job() {
                 assert!(s.contains("top finding"), "{s}");
                 let log = std::fs::read_to_string(dir.join("rec/output.log")).unwrap_or_default();
                 assert!(!s.contains("ok\n") || log.contains("ok"), "{s}");
+                // Its terminal gone, the view ends (it had spun on the
+                // closed terminal for good).
+                drop(tmux);
+                let gone = Instant::now() + Duration::from_secs(10);
+                while views_of(dir) > 0 && Instant::now() < gone {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                assert_eq!(views_of(dir), 0, "top outlived its terminal");
                 return;
             }
         }

@@ -1,6 +1,7 @@
 //! Advice: the evidence each finding cites and the fix it prints. Numbers
 //! come from the analyses; this module only turns them into sentences.
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use stallscope_format::{HostOp, fs_name};
 
 use super::arch::Arch;
@@ -96,31 +97,45 @@ fn writes(op: HostOp) -> bool {
     op.is_write() || matches!(op, HostOp::Fsync | HostOp::Fdatasync)
 }
 
-/// Whether a file object was mostly written (a checkpoint, a log), not read:
-/// more time in its writes and fsyncs than in its reads.
-fn written(i: &Inputs, pi: u32, obj: u32) -> bool {
-    let p = &i.cx.tl.processes[pi as usize];
-    let (mut w, mut r) = (0i64, 0i64);
-    for t in &p.threads {
-        for s in t.spans.iter().filter(|s| s.id == obj) {
-            match s.kind {
-                SpanKind::Host(op) if writes(op) => w += s.dur,
-                SpanKind::Host(op) if op.is_read() => r += s.dur,
-                _ => {}
+/// The file objects of process `pi` among `objs` that were mostly written (a
+/// checkpoint, a log), not read: more time in their writes and fsyncs than in
+/// their reads. One pass over the process's spans, however many files.
+fn written(i: &Inputs, pi: u32, objs: &[u32]) -> FxHashSet<u32> {
+    let mut time: FxHashMap<u32, (Ns, Ns)> = objs.iter().map(|&o| (o, (0, 0))).collect();
+    for t in &i.cx.tl.processes[pi as usize].threads {
+        for s in &t.spans {
+            let SpanKind::Host(op) = s.kind else { continue };
+            if let Some((w, r)) = time.get_mut(&s.id) {
+                if writes(op) {
+                    *w += s.dur;
+                } else if op.is_read() {
+                    *r += s.dur;
+                }
             }
         }
     }
-    w > r
+    time.into_iter()
+        .filter(|(_, (w, r))| w > r)
+        .map(|(o, _)| o)
+        .collect()
 }
 
 /// Whether the I/O stalls are mostly saves (files written, as checkpoints
 /// are), whose fix is to save asynchronously, rather than reads.
 pub fn io_is_saving(i: &Inputs) -> bool {
     let files = top_what(i, Cause::Io, usize::MAX);
+    let mut by_process: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    for (_, _, pi, obj) in &files {
+        by_process.entry(*pi).or_default().push(*obj);
+    }
+    let written: FxHashMap<u32, FxHashSet<u32>> = by_process
+        .iter()
+        .map(|(&pi, objs)| (pi, written(i, pi, objs)))
+        .collect();
     let total: Ns = files.iter().map(|f| f.1).sum();
     let saved: Ns = files
         .iter()
-        .filter(|(_, _, pi, obj)| written(i, *pi, *obj))
+        .filter(|(_, _, pi, obj)| written[pi].contains(obj))
         .map(|f| f.1)
         .sum();
     total > 0 && 2 * saved > total
@@ -206,11 +221,16 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
         }
         Cause::Io => {
             let files = top_what(i, Cause::Io, 3);
+            let mut saved = FxHashSet::default();
+            for pi in files.iter().map(|f| f.2).collect::<FxHashSet<u32>>() {
+                let objs: Vec<u32> = files.iter().filter(|f| f.2 == pi).map(|f| f.3).collect();
+                saved.extend(written(i, pi, &objs).into_iter().map(|o| (pi, o)));
+            }
             let mut parts = Vec::new();
             for (path, ns, pi, obj) in &files {
                 let p = &i.cx.tl.processes[*pi as usize];
                 let fs = p.object(*obj).map(|o| fs_name(o.fs_magic)).unwrap_or("?");
-                let (verb, rate) = if written(i, *pi, *obj) {
+                let (verb, rate) = if saved.contains(&(*pi, *obj)) {
                     ("writing ", file_rate(i, *pi, *obj, writes))
                 } else {
                     ("", file_rate(i, *pi, *obj, HostOp::is_read))

@@ -152,13 +152,12 @@ fn tui(
         if pid.is_some() && job_over(monitor, pid) {
             return Ok(());
         }
-        if !key_waiting(Duration::from_millis(100)) {
-            continue;
-        }
-        if terminal_gone() {
+        match wait_for_input(Duration::from_millis(100)) {
+            Input::Nothing => continue,
             // The terminal closed (a killed tmux or ssh session): nobody
             // watches, and crossterm would read its end of file forever.
-            return Ok(());
+            Input::Gone => return Ok(()),
+            Input::Ready => {}
         }
         if event::poll(Duration::ZERO)?
             && let Event::Key(k) = event::read()?
@@ -180,28 +179,28 @@ fn tui(
     }
 }
 
-/// Waits up to `t` for input on the terminal (or its hang-up).
-fn key_waiting(t: Duration) -> bool {
+/// What the terminal has after waiting up to some time.
+enum Input {
+    Nothing,
+    Ready,
+    /// It hung up: it polls as readable, and reads give end of file.
+    Gone,
+}
+
+fn wait_for_input(t: Duration) -> Input {
     let mut p = libc::pollfd {
         fd: 0,
         events: libc::POLLIN,
         revents: 0,
     };
     // SAFETY: one pollfd, ours.
-    unsafe { libc::poll(&mut p, 1, t.as_millis() as libc::c_int) > 0 }
-}
-
-/// Whether the terminal has hung up: it polls as readable, and reads give
-/// end of file.
-fn terminal_gone() -> bool {
-    let mut p = libc::pollfd {
-        fd: 0,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one pollfd, ours; a zero timeout.
-    let r = unsafe { libc::poll(&mut p, 1, 0) };
-    r > 0 && p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+    if unsafe { libc::poll(&mut p, 1, t.as_millis() as libc::c_int) } <= 0 {
+        Input::Nothing
+    } else if p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        Input::Gone
+    } else {
+        Input::Ready
+    }
 }
 
 fn pct(part: i64, whole: i64) -> f64 {

@@ -299,8 +299,20 @@ pub fn producer_processes(tl: &Timeline, pi: usize) -> Vec<usize> {
     };
     // Pipes any thread of `pi` reads from (a helper thread may do the
     // reading for the thread that waits).
+    // The scan stops once every pipe of `pi` is known to be read (a trainer
+    // polls its DataLoader pipes in its first step; its spans may number
+    // tens of millions), and is skipped when `pi` has no pipes.
+    let pipes: FxHashSet<(u64, u64)> = me
+        .objects
+        .iter()
+        .filter(|o| o.class == FdClass::Pipe && o.ino != 0)
+        .map(|o| (o.dev, o.ino))
+        .collect();
     let mut read: FxHashSet<(u64, u64)> = FxHashSet::default();
-    for t in &me.threads {
+    'scan: for t in &me.threads {
+        if read.len() == pipes.len() {
+            break;
+        }
         for s in &t.spans {
             if let SpanKind::Host(
                 HostOp::Read | HostOp::Readv | HostOp::Poll | HostOp::Select | HostOp::EpollWait,
@@ -308,8 +320,10 @@ pub fn producer_processes(tl: &Timeline, pi: usize) -> Vec<usize> {
                 && let Some(o) = me.object(s.id)
                 && o.class == FdClass::Pipe
                 && o.ino != 0
+                && read.insert((o.dev, o.ino))
+                && read.len() == pipes.len()
             {
-                read.insert((o.dev, o.ino));
+                break 'scan;
             }
         }
     }

@@ -197,6 +197,11 @@ pub(super) struct Group {
     any_speed: bool,
     /// Some lane changes op durations or latencies.
     general: bool,
+    /// The lanes before this one change neither (they are kept first, so
+    /// that an op is scheduled in them by the plain loop).
+    plain: usize,
+    /// Each lane's place in the order the group was given.
+    given: Vec<usize>,
     seg: Option<Seg>,
     /// The (original) end of the last wait for a batch.
     last_data_end: Ns,
@@ -226,6 +231,14 @@ impl Group {
     ) -> Group {
         let n = changes.len();
         let changes: Vec<LaneChange> = changes.iter().map(|c| LaneChange::new(c)).collect();
+        let mut given: Vec<usize> = (0..n).collect();
+        given.sort_by_key(|&i| changes[i].changes_ops());
+        let plain = given.partition_point(|&i| !changes[i].changes_ops());
+        let mut changes: Vec<Option<LaneChange>> = changes.into_iter().map(Some).collect();
+        let changes: Vec<LaneChange> = given
+            .iter()
+            .map(|&i| changes[i].take().expect("each lane once"))
+            .collect();
         let start = LaneState {
             h: w0,
             done: w0,
@@ -241,6 +254,8 @@ impl Group {
         Group {
             any_speed: changes.iter().any(|c| !c.speed_identity),
             general: changes.iter().any(|c| c.changes_ops()),
+            plain,
+            given,
             changes,
             seg: None,
             last_data_end: Ns::MIN / 4,
@@ -312,15 +327,19 @@ impl Group {
     /// Each lane's replayed mark times (the marks not reached wait for the
     /// end), and the end of its replay.
     pub(super) fn finish(self, marks: usize) -> Vec<(Vec<Ns>, Ns)> {
-        self.out
+        let mut lanes: Vec<(usize, (Vec<Ns>, Ns))> = self
+            .out
             .into_iter()
             .zip(&self.state)
-            .map(|(mut out, st)| {
+            .zip(&self.given)
+            .map(|((mut out, st), &i)| {
                 let end = st.h.max(st.done);
                 out.resize(out.len().max(marks), end);
-                (out, end)
+                (i, (out, end))
             })
-            .collect()
+            .collect();
+        lanes.sort_by_key(|l| l.0);
+        lanes.into_iter().map(|l| l.1).collect()
     }
 
     fn enter(&mut self, s: &Seg) {
@@ -425,7 +444,17 @@ impl Group {
                 }
             }
             None => {
-                for ((st, free), c) in self.state.iter_mut().zip(free).zip(&self.changes) {
+                // The lanes that change no op first, by the plain loop.
+                let (plain, rest) = self.state.split_at_mut(self.plain);
+                let (free_plain, free) = free.split_at_mut(self.plain);
+                for (st, free) in plain.iter_mut().zip(free_plain) {
+                    let start = (at(st) + lat).max(*free);
+                    let end = start + op.dur;
+                    *free = end;
+                    st.done = st.done.max(end);
+                    st.drain = false;
+                }
+                for ((st, free), c) in rest.iter_mut().zip(free).zip(&self.changes[self.plain..]) {
                     let start = (at(st) + c.lat(op)).max(*free);
                     let end = start + c.dur(op);
                     *free = end;

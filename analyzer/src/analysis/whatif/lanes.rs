@@ -430,7 +430,8 @@ impl Group {
         let n = self.state.len();
         let lat = op.latency as Ns;
         let free = &mut self.stream_free[op.stream as usize * n..][..n];
-        let special = (op.special != NONE).then(|| &specials[op.stream as usize][op.special as usize]);
+        let special =
+            (op.special != NONE).then(|| &specials[op.stream as usize][op.special as usize]);
         match special {
             None if !self.general => {
                 for (st, free) in self.state.iter_mut().zip(free) {

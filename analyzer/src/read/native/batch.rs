@@ -405,13 +405,17 @@ pub(super) fn decode_batched(
     part
 }
 
+/// A span's place in the merge: (start, longest first), then its place in
+/// the list as it was.
+type Head = ((Ns, Reverse<Ns>), usize);
+
 /// A thread's spans come from its own chunks (hooked calls) and from the
 /// CUPTI thread's (API calls, recorded when CUPTI hands its buffers over), so
 /// its list is the owners' stretches interleaved, and the timeline would sort
 /// it from scratch (a fifth of reading, on 50M events). When each owner's
 /// spans are in order, one merge sorts it instead. Ties go in list order, as
 /// the timeline's stable sort puts them, so the result is the same.
-pub(super) fn merge_owners(v: &mut Vec<HostSpan>, runs: &Runs) {
+pub(super) fn merge_owners(v: &mut [HostSpan], runs: &Runs) {
     let key = |s: &HostSpan| (s.ts, Reverse(s.dur));
     let mut owners: Vec<u32> = runs.iter().map(|r| r.0).collect();
     owners.sort_unstable();
@@ -505,8 +509,8 @@ pub(super) fn merge_owners(v: &mut Vec<HostSpan>, runs: &Runs) {
     let mut written = 0;
     while written < v.len() {
         // The owner with the first head, and the first head among the others.
-        let mut best: Option<(usize, ((Ns, Reverse<Ns>), usize))> = None;
-        let mut second: Option<((Ns, Reverse<Ns>), usize)> = None;
+        let mut best: Option<(usize, Head)> = None;
+        let mut second: Option<Head> = None;
         for o in 0..of.len() {
             let Some(h) = head(o, &at, &first, v) else {
                 continue;

@@ -2,7 +2,7 @@
 //! come from the analyses; this module only turns them into sentences.
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use stallscope_format::{HostOp, fs_name};
+use stallscope_format::fs_name;
 
 use super::arch::Arch;
 use super::findings::Inputs;
@@ -10,7 +10,7 @@ use super::job::{JobContext, Mode};
 use super::kernels::short_name;
 use super::precision;
 use super::types::Cause;
-use crate::model::{Ns, Precision, SpanKind};
+use crate::model::{Ns, Precision};
 
 pub fn secs(ns: Ns) -> String {
     if ns >= 1_000_000_000 {
@@ -74,49 +74,26 @@ fn top_what(i: &Inputs, cause: Cause, n: usize) -> Vec<(String, Ns, u32, u32)> {
     v
 }
 
-/// Bytes per second of one file object over the whole recording, in the calls
-/// `op` accepts (reads, or writes): bytes / time in those calls, in MB/s.
-fn file_rate(i: &Inputs, pi: u32, obj: u32, op: impl Fn(HostOp) -> bool) -> Option<f64> {
-    let p = &i.cx.tl.processes[pi as usize];
-    let (mut bytes, mut ns) = (0u64, 0i64);
-    for t in &p.threads {
-        for s in t
-            .spans
-            .iter()
-            .filter(|s| matches!(s.kind, SpanKind::Host(o) if op(o)) && s.id == obj)
-        {
-            bytes += s.arg;
-            ns += s.dur;
-        }
-    }
+/// Bytes per second of one file object over the whole recording, in its
+/// reads, or with `write` in its writes and flushes, in MB/s.
+fn file_rate(i: &Inputs, pi: u32, obj: u32, write: bool) -> Option<f64> {
+    let f = i.cx.file_io(pi).get(&obj).copied().unwrap_or_default();
+    let (bytes, ns) = if write {
+        (f.write_bytes, f.write_ns)
+    } else {
+        (f.read_bytes, f.read_ns)
+    };
     (ns > 0).then(|| bytes as f64 / (ns as f64 / 1e9) / 1e6)
-}
-
-/// Writes and their flushes: the calls of a save.
-fn writes(op: HostOp) -> bool {
-    op.is_write() || matches!(op, HostOp::Fsync | HostOp::Fdatasync)
 }
 
 /// The file objects of process `pi` among `objs` that were mostly written (a
 /// checkpoint, a log), not read: more time in their writes and fsyncs than in
-/// their reads. One pass over the process's spans, however many files.
+/// their reads.
 fn written(i: &Inputs, pi: u32, objs: &[u32]) -> FxHashSet<u32> {
-    let mut time: FxHashMap<u32, (Ns, Ns)> = objs.iter().map(|&o| (o, (0, 0))).collect();
-    for t in &i.cx.tl.processes[pi as usize].threads {
-        for s in &t.spans {
-            let SpanKind::Host(op) = s.kind else { continue };
-            if let Some((w, r)) = time.get_mut(&s.id) {
-                if writes(op) {
-                    *w += s.dur;
-                } else if op.is_read() {
-                    *r += s.dur;
-                }
-            }
-        }
-    }
-    time.into_iter()
-        .filter(|(_, (w, r))| w > r)
-        .map(|(o, _)| o)
+    let io = i.cx.file_io(pi);
+    objs.iter()
+        .copied()
+        .filter(|o| io.get(o).is_some_and(|f| f.write_ns > f.read_ns))
         .collect()
 }
 
@@ -231,9 +208,9 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                 let p = &i.cx.tl.processes[*pi as usize];
                 let fs = p.object(*obj).map(|o| fs_name(o.fs_magic)).unwrap_or("?");
                 let (verb, rate) = if saved.contains(&(*pi, *obj)) {
-                    ("writing ", file_rate(i, *pi, *obj, writes))
+                    ("writing ", file_rate(i, *pi, *obj, true))
                 } else {
-                    ("", file_rate(i, *pi, *obj, HostOp::is_read))
+                    ("", file_rate(i, *pi, *obj, false))
                 };
                 let rate = rate.map(|r| format!(" at {r:.0} MB/s")).unwrap_or_default();
                 parts.push(format!("{verb}{path} on {fs}{rate} ({})", secs(*ns)));

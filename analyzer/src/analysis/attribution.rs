@@ -184,6 +184,7 @@ pub fn attribute_gaps(
         out: Vec::new(),
         segs: Vec::new(),
         producers: FxHashMap::default(),
+        delay_free: Vec::new(),
     };
     for (a, b, next) in idle.gaps {
         st.gap(a, b, next, launcher, &idle.waits);
@@ -252,6 +253,9 @@ struct State<'c, 'a, 'e> {
     segs: Vec<(ThreadRef, Arc<Vec<Seg>>, usize)>,
     /// Producers of each (process, thread).
     producers: FxHashMap<ThreadRef, Arc<Vec<ThreadRef>>>,
+    /// Threads asked about, and whether their samples show no run-queue
+    /// delay at all (then no piece of theirs waited for a CPU).
+    delay_free: Vec<(ThreadRef, bool)>,
 }
 
 impl State<'_, '_, '_> {
@@ -427,7 +431,23 @@ impl State<'_, '_, '_> {
             Act::Wait => (Cause::Other, "wait"),
             Act::Cpu => {
                 let len = (s.end - s.start).max(1) as f64;
-                let delayed = cx.run_delay_at(who, s.end) - cx.run_delay_at(who, s.start);
+                // Looked up only when needed: pieces number millions.
+                let free = match self.delay_free.iter().find(|x| x.0 == who) {
+                    Some(x) => x.1,
+                    None => {
+                        let v = &cx.thread(who).samples;
+                        let free = v.iter().all(|x| x.run_delay_ns == v[0].run_delay_ns);
+                        self.delay_free.push((who, free));
+                        free
+                    }
+                };
+                let delayed = || {
+                    if free {
+                        0.0
+                    } else {
+                        cx.run_delay_at(who, s.end) - cx.run_delay_at(who, s.start)
+                    }
+                };
                 // A long stretch without launches is host work whether or
                 // not it waited for a CPU: its fix (off the loop) is the same,
                 // and its what-if is the host-work lane. Run-queue delay
@@ -438,7 +458,7 @@ impl State<'_, '_, '_> {
                     "sleep"
                 } else if host_work {
                     "host-work"
-                } else if delayed > 0.25 * len {
+                } else if delayed() > 0.25 * len {
                     "contention"
                 } else {
                     "python"

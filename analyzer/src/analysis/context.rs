@@ -57,6 +57,18 @@ pub struct Context<'a> {
     pub offload: FxHashSet<u32>,
     segs: Mutex<FxHashMap<ThreadRef, Arc<Vec<Seg>>>>,
     long: Mutex<FxHashMap<ThreadRef, Arc<LongSpans>>>,
+    file_io: Mutex<FxHashMap<u32, Arc<FxHashMap<u32, FileIo>>>>,
+}
+
+/// Reads and writes of one I/O object over the whole recording.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileIo {
+    /// In reads (`HostOp::is_read`).
+    pub read_ns: Ns,
+    pub read_bytes: u64,
+    /// In writes and their flushes (`HostOp::is_write`, fsync, fdatasync).
+    pub write_ns: Ns,
+    pub write_bytes: u64,
 }
 
 /// The context's lookups that need neither the correlation index nor the
@@ -100,6 +112,7 @@ impl<'a> Context<'a> {
             offload: FxHashSet::default(),
             segs: Mutex::new(FxHashMap::default()),
             long: Mutex::new(FxHashMap::default()),
+            file_io: Mutex::new(FxHashMap::default()),
             tl,
         }
     }
@@ -151,6 +164,54 @@ impl<'a> Context<'a> {
             .expect("not poisoned")
             .entry(r)
             .or_insert(segs)
+            .clone()
+    }
+
+    /// Reads and writes per I/O object of process `pi`, over the whole
+    /// recording: one pass over its spans, however many files and questions
+    /// (the advice asks several per file).
+    pub fn file_io(&self, pi: u32) -> Arc<FxHashMap<u32, FileIo>> {
+        if let Some(m) = self.file_io.lock().expect("not poisoned").get(&pi) {
+            return m.clone();
+        }
+        let mut m: FxHashMap<u32, FileIo> = FxHashMap::default();
+        let mut last: Option<(u32, FileIo)> = None;
+        for t in &self.tl.processes[pi as usize].threads {
+            for s in &t.spans {
+                let SpanKind::Host(op) = s.kind else { continue };
+                let write = op.is_write() || matches!(op, HostOp::Fsync | HostOp::Fdatasync);
+                if !write && !op.is_read() {
+                    continue;
+                }
+                // A thread reads one file many times in a row.
+                let f = match &mut last {
+                    Some((id, f)) if *id == s.id => f,
+                    _ => {
+                        if let Some((id, f)) = last.take() {
+                            *m.entry(id).or_default() = f;
+                        }
+                        let f = m.get(&s.id).copied().unwrap_or_default();
+                        &mut last.insert((s.id, f)).1
+                    }
+                };
+                if write {
+                    f.write_ns += s.dur;
+                    f.write_bytes += s.arg;
+                } else {
+                    f.read_ns += s.dur;
+                    f.read_bytes += s.arg;
+                }
+            }
+        }
+        if let Some((id, f)) = last {
+            m.insert(id, f);
+        }
+        let m = Arc::new(m);
+        self.file_io
+            .lock()
+            .expect("not poisoned")
+            .entry(pi)
+            .or_insert(m)
             .clone()
     }
 
@@ -299,8 +360,20 @@ pub fn producer_processes(tl: &Timeline, pi: usize) -> Vec<usize> {
     };
     // Pipes any thread of `pi` reads from (a helper thread may do the
     // reading for the thread that waits).
+    // The scan stops once every pipe of `pi` is known to be read (a trainer
+    // polls its DataLoader pipes in its first step; its spans may number
+    // tens of millions), and is skipped when `pi` has no pipes.
+    let pipes: FxHashSet<(u64, u64)> = me
+        .objects
+        .iter()
+        .filter(|o| o.class == FdClass::Pipe && o.ino != 0)
+        .map(|o| (o.dev, o.ino))
+        .collect();
     let mut read: FxHashSet<(u64, u64)> = FxHashSet::default();
-    for t in &me.threads {
+    'scan: for t in &me.threads {
+        if read.len() == pipes.len() {
+            break;
+        }
         for s in &t.spans {
             if let SpanKind::Host(
                 HostOp::Read | HostOp::Readv | HostOp::Poll | HostOp::Select | HostOp::EpollWait,
@@ -308,8 +381,10 @@ pub fn producer_processes(tl: &Timeline, pi: usize) -> Vec<usize> {
                 && let Some(o) = me.object(s.id)
                 && o.class == FdClass::Pipe
                 && o.ino != 0
+                && read.insert((o.dev, o.ino))
+                && read.len() == pipes.len()
             {
-                read.insert((o.dev, o.ino));
+                break 'scan;
             }
         }
     }

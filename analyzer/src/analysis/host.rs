@@ -137,8 +137,6 @@ struct FileSums {
     /// are one file.
     by_name: FxHashMap<(&'static str, String), usize>,
     list: Vec<IoWait>,
-    /// The last lookup: a thread reads one file many times in a row.
-    last: Option<((&'static str, FileKey), usize)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -148,19 +146,15 @@ enum FileKey {
 }
 
 impl FileSums {
-    fn get(&mut self, tl: &Timeline, fs: &'static str, o: &IoObject) -> &mut IoWait {
+    /// The row of `o`'s file.
+    fn index(&mut self, tl: &Timeline, fs: &'static str, o: &IoObject) -> usize {
         let path = tl.strings.get(o.path);
         let key = match path {
             "" => FileKey::Inode(o.dev, o.ino),
             _ => FileKey::Path(o.path),
         };
-        if let Some((k, i)) = self.last
-            && k == (fs, key)
-        {
-            return &mut self.list[i];
-        }
         let (by_name, list) = (&mut self.by_name, &mut self.list);
-        let i = *self.by_object.entry((fs, key)).or_insert_with(|| {
+        *self.by_object.entry((fs, key)).or_insert_with(|| {
             let what = match path {
                 "" => format!("(dev {} inode {})", o.dev, o.ino),
                 p => p.to_string(),
@@ -173,9 +167,7 @@ impl FileSums {
                 });
                 list.len() - 1
             })
-        });
-        self.last = Some(((fs, key), i));
-        &mut self.list[i]
+        })
     }
 }
 
@@ -183,7 +175,8 @@ impl FileSums {
 pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
     let (w0, w1) = window;
     let roles = roles(tl);
-    let mut fs: FxHashMap<&'static str, IoWait> = FxHashMap::default();
+    let mut fs: Vec<IoWait> = Vec::new();
+    let mut fs_index: FxHashMap<&'static str, usize> = FxHashMap::default();
     let mut files = FileSums::default();
     let mut processes = Vec::with_capacity(tl.processes.len());
     let mut unattributed = Unattributed::default();
@@ -196,6 +189,10 @@ pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
             io_wait_ns: 0,
             io_bytes: 0,
         };
+        // Per object id: its filesystem's and file's rows (None: not a
+        // file), resolved once per object, not once per span.
+        let mut rows: FxHashMap<u32, Option<(usize, usize)>> = FxHashMap::default();
+        let mut last: Option<(u32, Option<(usize, usize)>)> = None;
         for t in &p.threads {
             let (cpu, delay) = cpu_in(t, w0, w1);
             ph.cpu_ns += cpu;
@@ -208,21 +205,34 @@ pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
                 if !is_io(op) {
                     continue;
                 }
-                let Some(o) = p.object(s.id) else { continue };
-                if !matches!(o.class, FdClass::File | FdClass::BlockDevice) {
-                    continue;
-                }
-                let name = fs_name(o.fs_magic);
+                let row = match last {
+                    Some((id, row)) if id == s.id => row,
+                    _ => {
+                        let row = *rows.entry(s.id).or_insert_with(|| {
+                            let o = p.object(s.id)?;
+                            if !matches!(o.class, FdClass::File | FdClass::BlockDevice) {
+                                return None;
+                            }
+                            let name = fs_name(o.fs_magic);
+                            let f = *fs_index.entry(name).or_insert_with(|| {
+                                fs.push(IoWait {
+                                    what: name.to_string(),
+                                    fs: name,
+                                    ..Default::default()
+                                });
+                                fs.len() - 1
+                            });
+                            Some((f, files.index(tl, name, o)))
+                        });
+                        last = Some((s.id, row));
+                        row
+                    }
+                };
+                let Some((f, file)) = row else { continue };
                 ph.io_wait_ns += s.dur;
                 ph.io_bytes += s.arg;
-                fs.entry(name)
-                    .or_insert_with(|| IoWait {
-                        what: name.to_string(),
-                        fs: name,
-                        ..Default::default()
-                    })
-                    .add(op, s);
-                files.get(tl, name, o).add(op, s);
+                fs[f].add(op, s);
+                files.list[file].add(op, s);
             }
             unattributed = add_unattributed(unattributed, t);
         }
@@ -234,7 +244,7 @@ pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
         v
     };
     HostSummary {
-        io_by_fs: sorted(fs.into_values().collect()),
+        io_by_fs: sorted(fs),
         io_by_file: sorted(files.list),
         processes,
         dropped_records: tl.processes.iter().map(|p| p.dropped_records).sum(),

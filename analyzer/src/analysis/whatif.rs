@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 mod lanes;
 pub mod replays;
 
-use self::lanes::{Group, OpFacts, OpSpecial, Step, act_index};
+use self::lanes::{Group, OpFacts, Step, act_index};
 use super::activity::{Act, Seg, Sub};
 use super::busy::PrecisionMap;
 use super::context::{Context, ThreadRef, clip, clip_one};
@@ -592,13 +592,18 @@ impl Replay<'_> {
             })
             .collect();
         let need_precision = groups.iter().any(|g| g.needs_precision());
+        let specials: Vec<&[Special]> = self.streams.iter().map(|s| &s.special[..]).collect();
         let mut walk = Walk::new(self, marks, need_precision);
         let (mut ready, mut next) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
         walk.fill(&mut ready);
         while !ready.is_empty() {
             rayon::join(
                 || walk.fill(&mut next),
-                || groups.par_iter_mut().for_each(|g| g.follow(&ready)),
+                || {
+                    groups
+                        .par_iter_mut()
+                        .for_each(|g| g.follow(&ready, &specials))
+                },
             );
             std::mem::swap(&mut ready, &mut next);
         }
@@ -1064,16 +1069,13 @@ impl OpSource {
         let special = if so.special.is_empty() {
             None
         } else if r.order.is_some() {
-            so.special
-                .binary_search_by_key(&v.pos, |x| x.pos)
-                .ok()
-                .map(|k| so.special[k])
+            so.special.binary_search_by_key(&v.pos, |x| x.pos).ok()
         } else {
             let c = &mut self.cursors[si].spec;
             while *c < so.special.len() && so.special[*c].pos < v.pos {
                 *c += 1;
             }
-            so.special.get(*c).filter(|x| x.pos == v.pos).copied()
+            Some(*c).filter(|&k| so.special.get(k).is_some_and(|x| x.pos == v.pos))
         };
         let wait = if r.comm.is_empty() {
             0
@@ -1085,13 +1087,7 @@ impl OpSource {
             wait,
             latency: v.latency as u32,
             stream: si as u32,
-            special: special.map(|x| OpSpecial {
-                dep: x.dep,
-                target: x.target,
-                offload: x.offload,
-                not_before: x.not_before,
-                extra: x.extra,
-            }),
+            special: special.map_or(NONE, |k| k as u32),
             precision: if need_precision {
                 r.precision.of(o) as u8
             } else {

@@ -4,14 +4,16 @@
 //! every lane by one short loop (the replay's hottest code: ops times lanes).
 
 use super::{
-    BATCH_RUN_GAP_NS, BatchClock, Change, FREE_LATENCY_NS, NONE, SYNC_FLOOR_NS, batch_waited,
-    in_burst, is_host_work,
+    BATCH_RUN_GAP_NS, BatchClock, Change, FREE_LATENCY_NS, NONE, SYNC_FLOOR_NS, Special,
+    batch_waited, in_burst, is_host_work,
 };
 use crate::analysis::activity::{Act, Seg, Sub};
 use crate::model::{Ns, Precision};
 
 /// What a lane needs of an op. Compact, as the walk writes one per op and
-/// every group reads it back.
+/// every group reads it back: the few ops that wait for another stream, are
+/// waited for, or are offload copies refer to their stream's `Special` (kept
+/// inline, it made a step 80 bytes rather than 48).
 #[derive(Clone, Copy)]
 pub(super) struct OpFacts {
     /// Without the wait for peers of a communication kernel.
@@ -21,23 +23,9 @@ pub(super) struct OpFacts {
     /// At most `MAX_LATENCY_NS`.
     pub latency: u32,
     pub stream: u32,
-    pub special: Option<OpSpecial>,
+    /// Index in the stream's specials (`StreamOps::special`), or `NONE`.
+    pub special: u32,
     pub precision: u8,
-}
-
-/// The few ops that wait for another stream, are waited for, or are offload
-/// copies.
-#[derive(Clone, Copy)]
-pub(super) struct OpSpecial {
-    /// Slot of the op this one waits for (`NONE` if none).
-    pub dep: u32,
-    /// Slot where this op's new end is kept for others (`NONE` if none).
-    pub target: u32,
-    pub offload: bool,
-    /// Starts no earlier than this unless dependencies are dropped.
-    pub not_before: Ns,
-    /// Starts this long after it is ready unless dependencies are dropped.
-    pub extra: Ns,
 }
 
 /// One step of the replay's walk, the same for every lane.
@@ -54,6 +42,9 @@ pub(super) enum Step {
     /// An op launched this long after the window.
     After(Ns, OpFacts),
 }
+
+// A block of steps is written by one core and read by the others.
+const _: () = assert!(size_of::<Step>() <= 48);
 
 pub(super) fn act_index(a: Act) -> usize {
     match a {
@@ -197,6 +188,11 @@ pub(super) struct Group {
     any_speed: bool,
     /// Some lane changes op durations or latencies.
     general: bool,
+    /// The lanes before this one change neither (they are kept first, so
+    /// that an op is scheduled in them by the plain loop).
+    plain: usize,
+    /// Each lane's place in the order the group was given.
+    given: Vec<usize>,
     seg: Option<Seg>,
     /// The (original) end of the last wait for a batch.
     last_data_end: Ns,
@@ -226,6 +222,14 @@ impl Group {
     ) -> Group {
         let n = changes.len();
         let changes: Vec<LaneChange> = changes.iter().map(|c| LaneChange::new(c)).collect();
+        let mut given: Vec<usize> = (0..n).collect();
+        given.sort_by_key(|&i| changes[i].changes_ops());
+        let plain = given.partition_point(|&i| !changes[i].changes_ops());
+        let mut changes: Vec<Option<LaneChange>> = changes.into_iter().map(Some).collect();
+        let changes: Vec<LaneChange> = given
+            .iter()
+            .map(|&i| changes[i].take().expect("each lane once"))
+            .collect();
         let start = LaneState {
             h: w0,
             done: w0,
@@ -241,6 +245,8 @@ impl Group {
         Group {
             any_speed: changes.iter().any(|c| !c.speed_identity),
             general: changes.iter().any(|c| c.changes_ops()),
+            plain,
+            given,
             changes,
             seg: None,
             last_data_end: Ns::MIN / 4,
@@ -260,7 +266,8 @@ impl Group {
         self.any_speed
     }
 
-    pub(super) fn follow(&mut self, steps: &[Step]) {
+    /// Follows a block of the walk; `specials` are the streams' specials.
+    pub(super) fn follow(&mut self, steps: &[Step], specials: &[&[Special]]) {
         for step in steps {
             match step {
                 Step::Enter(s) => {
@@ -270,10 +277,10 @@ impl Group {
                 Step::Op(dt, op) => {
                     let dt = (*dt).max(0);
                     if self.unit {
-                        self.schedule(op, |st| st.seg_start + dt);
+                        self.schedule(op, specials, |st| st.seg_start + dt);
                     } else {
                         let dt_f = dt as f64;
-                        self.schedule(op, |st| match st.compress {
+                        self.schedule(op, specials, |st| match st.compress {
                             Some(per) => st.compressed(dt, per, true),
                             None => st.seg_start + scaled(dt, dt_f, st.scale),
                         });
@@ -304,7 +311,7 @@ impl Group {
                         self.leave(&s);
                     }
                 }
-                Step::After(dt, op) => self.schedule(op, |st| st.h + dt),
+                Step::After(dt, op) => self.schedule(op, specials, |st| st.h + dt),
             }
         }
     }
@@ -312,15 +319,19 @@ impl Group {
     /// Each lane's replayed mark times (the marks not reached wait for the
     /// end), and the end of its replay.
     pub(super) fn finish(self, marks: usize) -> Vec<(Vec<Ns>, Ns)> {
-        self.out
+        let mut lanes: Vec<(usize, (Vec<Ns>, Ns))> = self
+            .out
             .into_iter()
             .zip(&self.state)
-            .map(|(mut out, st)| {
+            .zip(&self.given)
+            .map(|((mut out, st), &i)| {
                 let end = st.h.max(st.done);
                 out.resize(out.len().max(marks), end);
-                (out, end)
+                (i, (out, end))
             })
-            .collect()
+            .collect();
+        lanes.sort_by_key(|l| l.0);
+        lanes.into_iter().map(|l| l.1).collect()
     }
 
     fn enter(&mut self, s: &Seg) {
@@ -410,11 +421,18 @@ impl Group {
     /// Schedules `op` in every lane: it starts after its launch and launch
     /// latency, when its stream is free, and after the op it waits for.
     #[inline(always)]
-    fn schedule(&mut self, op: &OpFacts, mut at: impl FnMut(&mut LaneState) -> Ns) {
+    fn schedule(
+        &mut self,
+        op: &OpFacts,
+        specials: &[&[Special]],
+        mut at: impl FnMut(&mut LaneState) -> Ns,
+    ) {
         let n = self.state.len();
         let lat = op.latency as Ns;
         let free = &mut self.stream_free[op.stream as usize * n..][..n];
-        match op.special {
+        let special =
+            (op.special != NONE).then(|| &specials[op.stream as usize][op.special as usize]);
+        match special {
             None if !self.general => {
                 for (st, free) in self.state.iter_mut().zip(free) {
                     let start = (at(st) + lat).max(*free);
@@ -425,7 +443,17 @@ impl Group {
                 }
             }
             None => {
-                for ((st, free), c) in self.state.iter_mut().zip(free).zip(&self.changes) {
+                // The lanes that change no op first, by the plain loop.
+                let (plain, rest) = self.state.split_at_mut(self.plain);
+                let (free_plain, free) = free.split_at_mut(self.plain);
+                for (st, free) in plain.iter_mut().zip(free_plain) {
+                    let start = (at(st) + lat).max(*free);
+                    let end = start + op.dur;
+                    *free = end;
+                    st.done = st.done.max(end);
+                    st.drain = false;
+                }
+                for ((st, free), c) in rest.iter_mut().zip(free).zip(&self.changes[self.plain..]) {
                     let start = (at(st) + c.lat(op)).max(*free);
                     let end = start + c.dur(op);
                     *free = end;

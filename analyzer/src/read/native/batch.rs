@@ -26,7 +26,7 @@ use super::decode::{Rec, Walk, api_span, host_span, kernel_op, memcpy_op, memset
 use super::decode::{config_of, sample};
 use super::file::Names;
 use super::partial::Partial;
-use crate::model::{GpuOp, HostSpan, LaunchConfig, Sample};
+use crate::model::{GpuOp, HostSpan, LaunchConfig, Ns, Sample};
 
 /// Chunks decoded between two placements. A chunk is about 1 MiB of records,
 /// so a batch's small lists are a few tens of MiB: the copy reads them back
@@ -405,13 +405,17 @@ pub(super) fn decode_batched(
     part
 }
 
+/// A span's place in the merge: (start, longest first), then its place in
+/// the list as it was.
+type Head = ((Ns, Reverse<Ns>), usize);
+
 /// A thread's spans come from its own chunks (hooked calls) and from the
 /// CUPTI thread's (API calls, recorded when CUPTI hands its buffers over), so
 /// its list is the owners' stretches interleaved, and the timeline would sort
 /// it from scratch (a fifth of reading, on 50M events). When each owner's
 /// spans are in order, one merge sorts it instead. Ties go in list order, as
 /// the timeline's stable sort puts them, so the result is the same.
-pub(super) fn merge_owners(v: &mut Vec<HostSpan>, runs: &Runs) {
+pub(super) fn merge_owners(v: &mut [HostSpan], runs: &Runs) {
     let key = |s: &HostSpan| (s.ts, Reverse(s.dur));
     let mut owners: Vec<u32> = runs.iter().map(|r| r.0).collect();
     owners.sort_unstable();
@@ -445,45 +449,97 @@ pub(super) fn merge_owners(v: &mut Vec<HostSpan>, runs: &Runs) {
     if !of.par_iter().all(in_order) {
         return;
     }
-    // (stretch, index in it) per owner.
+    // The stretches must tile the list (the merge writes every slot).
+    let mut end = 0;
+    for &(_, at, n) in runs {
+        if at != end {
+            return;
+        }
+        end += n;
+    }
+    if end != v.len() {
+        return;
+    }
+    // The merge is done in place: a fresh list of this size (22M spans on
+    // 50M events) cost more in page faults than the merge itself. The owner
+    // with the most spans stays in `v`, its stretches moved together to the
+    // end; the others are copied out. Writing from the front then never
+    // reaches the big owner's spans not yet read: before them lie as many
+    // slots as the others have spans left.
+    let sizes: Vec<usize> = of.iter().map(|s| s.iter().map(|x| x.1).sum()).collect();
+    let big = (0..of.len())
+        .max_by_key(|&o| (sizes[o], Reverse(o)))
+        .expect("two owners");
+    let out: Vec<Vec<HostSpan>> = of
+        .iter()
+        .enumerate()
+        .map(|(o, st)| {
+            if o == big {
+                return Vec::new();
+            }
+            let mut b = Vec::with_capacity(sizes[o]);
+            for &(at, n) in st {
+                b.extend_from_slice(&v[at..at + n]);
+            }
+            b
+        })
+        .collect();
+    let moved = v.len() - sizes[big];
+    let mut to = v.len();
+    for &(at, n) in of[big].iter().rev() {
+        // Each stretch moves right (past the others' spans after it), and
+        // the later ones have moved already.
+        to -= n;
+        v.copy_within(at..at + n, to);
+    }
+    debug_assert_eq!(to, moved);
+    // Per owner: (stretch, index in it), and the index of the stretch's
+    // first span in the owner's spans (in `out`, or in `v` from `moved`).
     let mut at: Vec<(usize, usize)> = vec![(0, 0); of.len()];
-    let head = |o: usize, at: &[(usize, usize)]| -> Option<usize> {
+    let mut first: Vec<usize> = vec![0; of.len()];
+    // The owner's span at `at[o]`, and its place in the list as it was
+    // (which breaks ties, as the stable sort does).
+    let head = |o: usize, at: &[(usize, usize)], first: &[usize], v: &[HostSpan]| {
         let (r, i) = at[o];
-        of[o].get(r).map(|&(start, _)| start + i)
+        let &(start, _) = of[o].get(r)?;
+        let k = first[o] + i;
+        let s = if o == big { v[moved + k] } else { out[o][k] };
+        Some((key(&s), start + i))
     };
-    let mut out: Vec<HostSpan> = Vec::with_capacity(v.len());
-    let dst = populated::<HostSpan>(out.as_mut_ptr() as usize, v.len());
     let mut written = 0;
     while written < v.len() {
         // The owner with the first head, and the first head among the others.
-        let mut best: Option<(usize, usize)> = None;
-        let mut second: Option<usize> = None;
+        let mut best: Option<(usize, Head)> = None;
+        let mut second: Option<Head> = None;
         for o in 0..of.len() {
-            let Some(p) = head(o, &at) else { continue };
-            let before = |q: usize| (key(&v[p]), p) < (key(&v[q]), q);
+            let Some(h) = head(o, &at, &first, v) else {
+                continue;
+            };
             match best {
-                Some((_, b)) if !before(b) => {
-                    if second.is_none_or(&before) {
-                        second = Some(p);
+                Some((_, b)) if h >= b => {
+                    if second.is_none_or(|x| h < x) {
+                        second = Some(h);
                     }
                 }
                 _ => {
                     second = best.map(|(_, b)| b);
-                    best = Some((o, p));
+                    best = Some((o, h));
                 }
             }
         }
-        let Some((o, p)) = best else { break };
+        let Some((o, (_, p))) = best else { break };
         // Everything of this stretch before the others' first head goes at
         // once (stretches are long, and owners take turns in long blocks).
         let (r, i) = at[o];
         let (start, len) = of[o][r];
+        let k = first[o] + i;
+        let src = |j: usize, v: &[HostSpan]| if o == big { v[moved + j] } else { out[o][j] };
         let mut take = len - i;
         if let Some(q) = second {
             let (mut lo, mut hi) = (1, take);
             while lo < hi {
                 let mid = (lo + hi) / 2;
-                if (key(&v[p + mid]), p + mid) < (key(&v[q]), q) {
+                if (key(&src(k + mid, v)), p + mid) < q {
                     lo = mid + 1;
                 } else {
                     hi = mid;
@@ -492,22 +548,20 @@ pub(super) fn merge_owners(v: &mut Vec<HostSpan>, runs: &Runs) {
             take = lo;
         }
         debug_assert_eq!(p, start + i);
-        // SAFETY: `written + take` is at most `v.len()`, the capacity
-        // reserved, and the source is `take` spans of `v` from `p`.
-        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr().add(p), dst.add(written), take) };
+        if o == big {
+            v.copy_within(moved + k..moved + k + take, written);
+        } else {
+            v[written..written + take].copy_from_slice(&out[o][k..k + take]);
+        }
         written += take;
         at[o] = if i + take == len {
+            first[o] += len;
             (r + 1, 0)
         } else {
             (r, i + take)
         };
     }
-    // SAFETY: the first `written` slots were written. The owners' stretches
-    // tile the list, so that is all of it; were it not, `v` stays as it is.
-    unsafe { out.set_len(written) };
-    if written == v.len() {
-        *v = out;
-    }
+    debug_assert_eq!(written, v.len());
 }
 
 #[cfg(test)]
@@ -528,23 +582,25 @@ mod tests {
     }
 
     proptest! {
-        /// Two owners' stretches, each in order, with equal keys across them:
-        /// the merge gives what the timeline's stable sort gives.
+        /// Two or three owners' stretches, each in order, with equal keys
+        /// across them: the merge (in place, around the biggest owner) gives
+        /// what the timeline's stable sort gives.
         #[test]
         fn merging_owners_is_the_stable_sort(
-            // Owner 1 and owner 2 alternate in stretches of 1 to 5 spans of
+            // The owners take turns in stretches of 1 to 5 spans of
             // (time step, length draw): each owner's times only grow, and
             // often repeat.
             stretches in prop::collection::vec(
                 prop::collection::vec((0..3i64, 0..1_000u64), 1..6),
                 2..14,
-            )
+            ),
+            owners in 2usize..4,
         ) {
             // (time, length) of each owner's last span.
-            let mut last = [(0i64, 9i64); 2];
+            let mut last = [(0i64, 9i64); 3];
             let (mut v, mut runs): (Vec<HostSpan>, Runs) = (Vec::new(), Vec::new());
             for (k, stretch) in stretches.iter().enumerate() {
-                let owner = 1 + (k % 2) as u32;
+                let owner = 1 + (k % owners) as u32;
                 runs.push((owner, v.len(), stretch.len()));
                 for &(step, draw) in stretch {
                     let (t, d) = &mut last[owner as usize - 1];

@@ -409,7 +409,7 @@ fn name_api_calls(spans: &mut [HostSpan], api: &ApiNames, strings: &mut Strings)
 /// that one merge sorts them in too. Inserting them afterwards moved the
 /// whole list (for the 50M-event benchmark, 22M spans to place 10,000 step
 /// ranges). Without `runs`, the timeline sorts the list.
-fn merge_with_markers(spans: &mut Vec<HostSpan>, mut runs: Runs) {
+fn merge_with_markers(spans: &mut [HostSpan], mut runs: Runs) {
     // Any id works: stretches of one owner are merged only if they are in
     // order together.
     const MARKERS: u32 = u32::MAX;

@@ -155,6 +155,10 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     if timing {
         eprintln!("timing: total {:.3} s", t0.elapsed().as_secs_f64());
     }
+    // The process exits next: freeing a large recording's model (gigabytes
+    // in millions of allocations) would only delay the exit.
+    std::mem::forget(timelines);
+    std::mem::forget(diags);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -92,6 +92,13 @@ fn special_mask(w: u64) -> u64 {
     (ctrl | quote | back) & (ONES << 7)
 }
 
+/// The high bit of each zero byte of `w`, exactly (no borrow between bytes).
+#[inline(always)]
+fn zero_bytes(w: u64) -> u64 {
+    let low = ONES * 0x7f;
+    !(((w & low) + low) | w | low)
+}
+
 /// The index of the first `"`, `\\` or control character in `s` (its length
 /// if none): eight bytes at a time, as serde_json does.
 fn special_at(s: &[u8]) -> usize {
@@ -134,6 +141,57 @@ fn plain_micros(t: &[u8]) -> Option<i64> {
     i64::try_from(v).ok()
 }
 
+/// The event keys the reader keeps.
+#[derive(Clone, Copy)]
+enum EventKey {
+    Ph,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Args,
+    Other,
+}
+
+/// A key of at most seven bytes as a little-endian word, zero-padded.
+const fn word(key: &[u8]) -> u64 {
+    let mut w = 0u64;
+    let mut i = key.len();
+    while i > 0 {
+        i -= 1;
+        w = (w << 8) | key[i] as u64;
+    }
+    w
+}
+
+impl EventKey {
+    /// `w`: the key's bytes, zero-padded (so a key holding a NUL byte must
+    /// not come here).
+    fn of_word(w: u64) -> EventKey {
+        const PH: u64 = word(b"ph");
+        const CAT: u64 = word(b"cat");
+        const NAME: u64 = word(b"name");
+        const PID: u64 = word(b"pid");
+        const TID: u64 = word(b"tid");
+        const TS: u64 = word(b"ts");
+        const DUR: u64 = word(b"dur");
+        const ARGS: u64 = word(b"args");
+        match w {
+            PH => EventKey::Ph,
+            CAT => EventKey::Cat,
+            NAME => EventKey::Name,
+            PID => EventKey::Pid,
+            TID => EventKey::Tid,
+            TS => EventKey::Ts,
+            DUR => EventKey::Dur,
+            ARGS => EventKey::Args,
+            _ => EventKey::Other,
+        }
+    }
+}
+
 struct Scan<'a> {
     s: &'a [u8],
     i: usize,
@@ -154,9 +212,73 @@ impl<'a> Scan<'a> {
         if self.next()? == c { Ok(()) } else { Err(Bail) }
     }
 
+    /// Skips blanks. Most gaps are empty or one space; pretty-printed
+    /// indentation (`\n` and runs of spaces, about a quarter of a Kineto
+    /// trace) is skipped eight bytes at a time.
+    #[inline(always)]
     fn ws(&mut self) {
+        match self.s.get(self.i) {
+            Some(b' ') => {
+                self.i += 1;
+                if self.s.get(self.i).is_some_and(|&c| c > b' ') {
+                    return;
+                }
+            }
+            Some(b'\n' | b'\r' | b'\t') => {}
+            _ => return,
+        }
+        self.ws_run();
+    }
+
+    fn ws_run(&mut self) {
+        while let Some(bytes) = self.s.get(self.i..self.i + 8) {
+            let w = u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]));
+            let blank = zero_bytes(w ^ (ONES * u64::from(b' ')))
+                | zero_bytes(w ^ (ONES * u64::from(b'\n')));
+            let other = !blank & (ONES << 7);
+            if other != 0 {
+                self.i += (other.trailing_zeros() / 8) as usize;
+                break;
+            }
+            self.i += 8;
+        }
+        // `\r`, `\t` and the last few bytes.
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
             self.i += 1;
+        }
+    }
+
+    /// The `:` after a key, with the blanks around it.
+    #[inline(always)]
+    fn colon(&mut self) -> R<()> {
+        if self.s.get(self.i) == Some(&b':') {
+            self.i += 1;
+        } else {
+            self.ws();
+            self.eat(b':')?;
+        }
+        self.ws();
+        Ok(())
+    }
+
+    /// After a member of an object or array: `,` (true: more follow) or
+    /// `close` (false), blanks before either skipped.
+    #[inline(always)]
+    fn more(&mut self, close: u8) -> R<bool> {
+        let c = match self.s.get(self.i) {
+            Some(&c) if c > b' ' => c,
+            _ => {
+                self.ws();
+                self.peek().ok_or(Bail)?
+            }
+        };
+        self.i += 1;
+        if c == b',' {
+            Ok(true)
+        } else if c == close {
+            Ok(false)
+        } else {
+            Err(Bail)
         }
     }
 
@@ -250,6 +372,45 @@ impl<'a> Scan<'a> {
             .map_err(|_| Bail)
     }
 
+    /// An event's key, as the keys the reader keeps. A key of at most seven
+    /// plain bytes (all the kept ones) is read and compared as one word.
+    #[inline(always)]
+    fn event_key(&mut self) -> R<EventKey> {
+        if self.peek() == Some(b'"')
+            && let Some(bytes) = self.s.get(self.i + 1..self.i + 9)
+        {
+            let w = u64::from_le_bytes(bytes.try_into().map_err(|_| Bail)?);
+            let hit = special_mask(w);
+            let k = (hit.trailing_zeros() / 8) as usize;
+            if hit != 0 && bytes[k] == b'"' {
+                self.i += k + 2;
+                // k < 8: the key's bytes, the rest zeroed.
+                return Ok(EventKey::of_word(w & ((1u64 << (8 * k)) - 1)));
+            }
+        }
+        let key = self.key()?;
+        // A decoded `\u0000` must not pass for the padding.
+        Ok(if key.len() < 8 && !key.contains(&0) {
+            let mut b = [0u8; 8];
+            b[..key.len()].copy_from_slice(&key);
+            EventKey::of_word(u64::from_le_bytes(b))
+        } else {
+            EventKey::Other
+        })
+    }
+
+    /// An `args` key, as the keys the reader keeps.
+    #[inline(always)]
+    fn arg_key(&mut self) -> R<Option<ArgKey>> {
+        self.eat(b'"')?;
+        let (raw, escaped) = self.string()?;
+        if !escaped {
+            return Ok(ArgKey::of(raw));
+        }
+        self.i -= raw.len() + 2;
+        Ok(ArgKey::of(&self.key()?))
+    }
+
     /// A JSON number's text, checked against the grammar.
     fn number(&mut self) -> R<&'a [u8]> {
         let start = self.i;
@@ -341,11 +502,8 @@ impl<'a> Scan<'a> {
             self.ws();
             self.event(&mut ev)?;
             builder.add(&ev);
-            self.ws();
-            match self.next()? {
-                b',' => {}
-                b']' => return Ok(()),
-                _ => return Err(Bail),
+            if !self.more(b']')? {
+                return Ok(());
             }
         }
     }
@@ -364,9 +522,7 @@ impl<'a> Scan<'a> {
             let key = self.key()?;
             // The serde path reads these keys as strings: they must be UTF-8.
             let key = std::str::from_utf8(&key).map_err(|_| Bail)?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
+            self.colon()?;
             match key {
                 "traceEvents" => {
                     found = true;
@@ -389,11 +545,8 @@ impl<'a> Scan<'a> {
                 }
                 _ => self.skip_value(1)?,
             }
-            self.ws();
-            match self.next()? {
-                b',' => {}
-                b'}' => return Ok(found),
-                _ => return Err(Bail),
+            if !self.more(b'}')? {
+                return Ok(found);
             }
         }
     }
@@ -417,15 +570,10 @@ impl<'a> Scan<'a> {
                 loop {
                     self.ws();
                     self.key()?;
-                    self.ws();
-                    self.eat(b':')?;
-                    self.ws();
+                    self.colon()?;
                     self.skip_value(depth + 1)?;
-                    self.ws();
-                    match self.next()? {
-                        b',' => {}
-                        b'}' => return Ok(()),
-                        _ => return Err(Bail),
+                    if !self.more(b'}')? {
+                        return Ok(());
                     }
                 }
             }
@@ -439,11 +587,8 @@ impl<'a> Scan<'a> {
                 loop {
                     self.ws();
                     self.skip_value(depth + 1)?;
-                    self.ws();
-                    match self.next()? {
-                        b',' => {}
-                        b']' => return Ok(()),
-                        _ => return Err(Bail),
+                    if !self.more(b']')? {
+                        return Ok(());
                     }
                 }
             }
@@ -571,33 +716,28 @@ impl<'a> Scan<'a> {
         let mut skip = false;
         loop {
             self.ws();
-            let key = self.key()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
+            let key = self.event_key()?;
+            self.colon()?;
             if skip {
                 self.skip_value(1)?;
             } else {
-                match &*key {
-                    b"ph" => {
+                match key {
+                    EventKey::Ph => {
                         ev.ph = self.opt_str()?;
                         skip = matches!(ev.ph.as_deref(), Some("s" | "f" | "t" | "C"));
                     }
-                    b"cat" => ev.cat = self.opt_str()?,
-                    b"name" => ev.name = self.opt_str()?,
-                    b"pid" => ev.pid = self.opt_id()?,
-                    b"tid" => ev.tid = self.opt_id()?,
-                    b"ts" => ev.ts = self.opt_nanos()?,
-                    b"dur" => ev.dur = self.opt_nanos()?,
-                    b"args" => self.args(&mut ev.args)?,
-                    _ => self.skip_value(1)?,
+                    EventKey::Cat => ev.cat = self.opt_str()?,
+                    EventKey::Name => ev.name = self.opt_str()?,
+                    EventKey::Pid => ev.pid = self.opt_id()?,
+                    EventKey::Tid => ev.tid = self.opt_id()?,
+                    EventKey::Ts => ev.ts = self.opt_nanos()?,
+                    EventKey::Dur => ev.dur = self.opt_nanos()?,
+                    EventKey::Args => self.args(&mut ev.args)?,
+                    EventKey::Other => self.skip_value(1)?,
                 }
             }
-            self.ws();
-            match self.next()? {
-                b',' => {}
-                b'}' => return Ok(()),
-                _ => return Err(Bail),
+            if !self.more(b'}')? {
+                return Ok(());
             }
         }
     }
@@ -617,11 +757,9 @@ impl<'a> Scan<'a> {
         }
         loop {
             self.ws();
-            let key = self.key()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            match ArgKey::of(&key) {
+            let key = self.arg_key()?;
+            self.colon()?;
+            match key {
                 Some(ArgKey::Grid) => a.grid = self.dim3()?,
                 Some(ArgKey::Block) => a.block = self.dim3()?,
                 Some(ArgKey::Name) => {
@@ -638,11 +776,8 @@ impl<'a> Scan<'a> {
                 }
                 None => self.skip_value(2)?,
             }
-            self.ws();
-            match self.next()? {
-                b',' => {}
-                b'}' => return Ok(()),
-                _ => return Err(Bail),
+            if !self.more(b'}')? {
+                return Ok(());
             }
         }
     }
@@ -692,11 +827,8 @@ impl<'a> Scan<'a> {
                 _ => ok = false,
             }
             n += 1;
-            self.ws();
-            match self.next()? {
-                b',' => {}
-                b']' => return Ok(ok.then_some(out)),
-                _ => return Err(Bail),
+            if !self.more(b']')? {
+                return Ok(ok.then_some(out));
             }
         }
     }

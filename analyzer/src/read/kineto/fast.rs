@@ -276,16 +276,19 @@ impl<'a> Scan<'a> {
     /// trace) is skipped eight bytes at a time.
     #[inline(always)]
     fn ws(&mut self) {
-        match self.s.get(self.i) {
-            Some(b' ') => {
-                self.i += 1;
-                if self.s.get(self.i).is_some_and(|&c| c > b' ') {
-                    return;
-                }
-            }
-            Some(b'\n' | b'\r' | b'\t') => {}
-            _ => return,
+        let Some(&c) = self.s.get(self.i) else {
+            return;
+        };
+        if c > b' ' {
+            return;
         }
+        if c == b' ' {
+            self.i += 1;
+            if self.s.get(self.i).is_some_and(|&c| c > b' ') {
+                return;
+            }
+        }
+        // Blanks, or a control character that ws_run stops at.
         self.ws_run();
     }
 
@@ -935,6 +938,10 @@ mod tests {
             "[7]",
             "[{}] x",
             "[{\"args\": {\"grid\": [1, ]}}]",
+            // Control characters are not blanks, however they are reached.
+            "[{\"a\": \u{1}1}]",
+            "[{\"a\":\u{b}1}]",
+            "[{\"a\": 1}, \n        \u{c}{}]",
         ] {
             let (fast, serde) = both(bad);
             assert!(serde.is_err(), "serde accepts {bad}");

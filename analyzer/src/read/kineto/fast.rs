@@ -4,7 +4,9 @@
 //! df_index_resolver trace, portable and `target-cpu=native` builds alike):
 //! simd-json 0.14's tape alone at 124-165 MB/s, a sonic-rs 0.5 `Value` at
 //! 150-250 MB/s, against about 450 MB/s for this scanner with the events
-//! built.
+//! built then (about 800 MB/s since: about 3,200 instructions per event of
+//! that trace, 13 per byte; the costs are spread over blanks, keys, strings
+//! and numbers, each checked as serde would).
 //!
 //! It accepts a strict subset of what the serde path (`document`, `event`)
 //! accepts and fills the same [`RawEvent`]s with the same values. Anything

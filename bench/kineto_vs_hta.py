@@ -21,6 +21,13 @@ No other public trace over 20 MB is fetched: none of the packages reachable
 from here ships one (checked: holistictraceanalysis 0.5.0 sdist,
 torch-tb-profiler 0.4.3 wheel and sdist); the corpus holds the largest found.
 
+The floor: `infl ms` is the time to inflate the gzip trace alone, as the
+reader's pipeline does (flate2 into a reused 1 MiB buffer, nothing parsed;
+examples/kineto_inflate.rs, best of --runs + 2), and `HTA/infl` is HTA's wall
+time over it: no reader of that file that inflates it on one core can beat
+that ratio, whatever its parser. `ours/infl` is how far above that floor our
+whole process is.
+
 The load average is printed before and after: the ratios are only comparable
 between runs on a similarly loaded machine.
 
@@ -122,6 +129,14 @@ def scaled_rocm(seed, scale, out_dir, layout="dump"):
     return out
 
 
+def inflate_ms(exe, path, runs):
+    """The best time to inflate a gzip trace alone (0 for plain JSON)."""
+    if not path.endswith(".gz"):
+        return 0.0
+    out = subprocess.run([exe, path, str(runs)], capture_output=True, text=True, check=True).stdout
+    return float(out.split()[0])
+
+
 def load_average():
     """The 1, 5 and 15 minute load averages."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -145,17 +160,19 @@ def main():
     if not os.path.exists(args.hta_python):
         sys.exit(f"no HTA python at {args.hta_python}: python3 -m venv /tmp/hta-venv && "
                  "/tmp/hta-venv/bin/pip install 'holistictraceanalysis==0.5.*'")
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
+    subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "stallscope-analyzer",
+                    "--example", "kineto_inflate"], cwd=REPO, check=True)
+    inflate_exe = os.path.join(target, "release", "examples", "kineto_inflate")
     if args.ours:
         ours_cmd = lambda path: [args.ours, path]
     else:
         subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "stallscope"], cwd=REPO, check=True)
-        target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
         exe = os.path.join(target, "release", "stallscope")
         # The whole command a user runs: read, diagnose, HTA figures, JSON report.
         ours_cmd = lambda path: [exe, "analyze", path, "-q", "--hta-compat", "--json", os.devnull]
 
     traces = corpus_traces(args.corpus, args.min_mb * 1e6)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
     for k in range(args.big):
         for layout in args.layouts.split(","):
             big = scaled_rocm(os.path.join(args.corpus, ROCM_SEED), args.scale * (k + 1),
@@ -163,8 +180,8 @@ def main():
             traces.append((big, json_bytes(big)))
     print(f"machine: {os.cpu_count()} CPUs, load average {load_average()} at the start")
     print(f"{'trace':40} {'MB':>5} {'ours ms':>7} {'HTA s':>6} {'speedup':>7} {'CPU x':>6} "
-          f"{'ours MiB':>8} {'HTA MiB':>7} {'mem':>6}")
-    speedups, cpu_ratios, mem_ratios = [], [], []
+          f"{'ours MiB':>8} {'HTA MiB':>7} {'mem':>6} {'infl ms':>7} {'HTA/infl':>8} {'ours/infl':>9}")
+    speedups, cpu_ratios, mem_ratios, floors, above = [], [], [], [], []
     for path, size in traces:
         ours_runs, hta_runs = [], []
         hta_note = ""
@@ -175,20 +192,29 @@ def main():
         med = lambda runs, k: statistics.median(r[k] for r in runs)
         ow, oc, orss = med(ours_runs, 0), med(ours_runs, 1), med(ours_runs, 2)
         hw, hc, hrss = med(hta_runs, 0), med(hta_runs, 1), med(hta_runs, 2)
+        infl = inflate_ms(inflate_exe, path, args.runs + 2) / 1e3
         speedups.append(hw / ow)
         cpu_ratios.append(hc / max(oc, 0.01))
         mem_ratios.append(orss / hrss)
         name = os.path.relpath(path, args.corpus) if path.startswith(args.corpus) else os.path.basename(path)
         name = name if len(name) <= 40 else "…" + name[-39:]
         print(f"{name:40} {size / 1e6:5.1f} {ow * 1e3:7.0f} {hw:6.2f} {hw / ow:6.0f}x "
-              f"{hc / max(oc, 0.01):5.0f}x {orss / 1024:8.1f} {hrss / 1024:7.1f} {orss / hrss:6.3f} {hta_note}",
+              f"{hc / max(oc, 0.01):5.0f}x {orss / 1024:8.1f} {hrss / 1024:7.1f} {orss / hrss:6.3f} "
+              + (f"{infl * 1e3:7.1f} {hw / infl:7.0f}x {ow / infl:8.1f}x" if infl else f"{'-':>7} {'-':>8} {'-':>9}")
+              + f" {hta_note}",
               flush=True)
+        if infl:
+            floors.append(hw / infl)
+            above.append(ow / infl)
     worst_speed, worst_mem = min(speedups), max(mem_ratios)
     print(f"\nmedians of {args.runs} interleaved runs; wall speedup worst {worst_speed:.0f}x, "
           f"median {statistics.median(speedups):.0f}x (target >= {TARGET_SPEEDUP:.0f}x: "
           f"{'met' if worst_speed >= TARGET_SPEEDUP else 'MISSED'}); CPU-time ratio worst {min(cpu_ratios):.0f}x; "
           f"memory ratio worst {worst_mem:.3f} (target <= {TARGET_MEMORY:.2f}: "
           f"{'met' if worst_mem <= TARGET_MEMORY else 'MISSED'})")
+    if floors:
+        print(f"inflate floor: HTA/infl median {statistics.median(floors):.0f}x (worst {min(floors):.0f}x), "
+              f"our wall median {statistics.median(above):.1f}x the inflate time")
     print(f"machine: {os.cpu_count()} CPUs, load average {load_average()} at the end; times are whole processes "
           "(ours: read + figures + JSON; HTA: Python start, imports, load, both breakdowns); "
           "MB = decompressed JSON")

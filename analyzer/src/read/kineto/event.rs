@@ -293,6 +293,20 @@ pub enum ArgKey {
 
 impl ArgKey {
     pub fn of(key: &[u8]) -> Option<ArgKey> {
+        // Most keys are none of these: rejected on length and first byte
+        // before any comparison.
+        if !matches!(
+            (key.len(), key.first()),
+            (11, Some(b'c' | b'E' | b'e' | b'D'))
+                | (6, Some(b'd' | b's'))
+                | (5, Some(b'b' | b'B'))
+                | (4, Some(b'g' | b'n' | b'A'))
+                | (13, Some(b's'))
+                | (20, Some(b'r'))
+                | (9, Some(b'D'))
+        ) {
+            return None;
+        }
         Some(match key {
             b"correlation" => ArgKey::Correlation,
             b"External id" | b"external id" => ArgKey::ExternalId,
@@ -485,6 +499,32 @@ impl<'de> Deserialize<'de> for Loose<'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kept_arg_key_is_recognised() {
+        for (key, want) in [
+            ("correlation", ArgKey::Correlation),
+            ("External id", ArgKey::ExternalId),
+            ("external id", ArgKey::ExternalId),
+            ("device", ArgKey::Device),
+            ("stream", ArgKey::Stream),
+            ("bytes", ArgKey::Bytes),
+            ("grid", ArgKey::Grid),
+            ("block", ArgKey::Block),
+            ("shared memory", ArgKey::SharedMemory),
+            ("registers per thread", ArgKey::Registers),
+            ("name", ArgKey::Name),
+            ("Device Type", ArgKey::DeviceType),
+            ("Device Id", ArgKey::DeviceId),
+            ("Addr", ArgKey::Addr),
+            ("Bytes", ArgKey::MemBytes),
+        ] {
+            assert_eq!(ArgKey::of(key.as_bytes()), Some(want), "{key}");
+        }
+        for other in ["correlatioN", "Ev Idx", "", "streams", "Device Idx"] {
+            assert_eq!(ArgKey::of(other.as_bytes()), None, "{other}");
+        }
+    }
 
     fn ev(s: &str) -> Result<RawEvent<'_>, serde_json::Error> {
         serde_json::from_str(s)

@@ -335,6 +335,34 @@ fn quirks_are_tolerated() {
     );
 }
 
+/// The sniff reads a growing prefix: a key after a long header is found
+/// (16 kB, 64 kB, 200 kB in), one past the first 256 kB is not, gzip or not.
+#[test]
+fn sniffing_finds_a_late_key_within_256_kb() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    for pad in [16_000, 64_000, 200_000, 300_000] {
+        let text = format!(
+            "{{\"schemaVersion\": 1, \"pad\": \"{}\", \"traceEvents\": []}}",
+            "x".repeat(pad)
+        );
+        let plain = dir.path().join(format!("t{pad}.json"));
+        std::fs::write(&plain, &text).unwrap();
+        let gz = dir.path().join(format!("t{pad}.json.gz"));
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(text.as_bytes()).unwrap();
+        std::fs::write(&gz, e.finish().unwrap()).unwrap();
+        for p in [plain, gz] {
+            assert_eq!(
+                kineto::looks_like_kineto(&p),
+                pad < 256_000,
+                "{}",
+                p.display()
+            );
+        }
+    }
+}
+
 #[test]
 fn sniffing_and_directories() {
     for f in [

@@ -215,15 +215,15 @@ pub fn looks_like_kineto(path: &Path) -> bool {
             .map(|files| files.iter().any(|f| looks_like_kineto(f)))
             .unwrap_or(false);
     }
-    let Ok(head) = source::head(path, 256 * 1024) else {
-        return false;
-    };
-    let text = String::from_utf8_lossy(&head);
-    let t = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
-    let has = |needle: &str| t.contains(needle);
-    if t.starts_with('{') {
-        has("\"traceEvents\"") || (has("\"schemaVersion\"") && has("\"deviceProperties\""))
-    } else {
-        t.starts_with('[') && has("\"ph\"")
-    }
+    source::head_has(path, 256 * 1024, |head| {
+        let text = String::from_utf8_lossy(head);
+        let t = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+        let has = |needle: &str| t.contains(needle);
+        if t.starts_with('{') {
+            has("\"traceEvents\"") || (has("\"schemaVersion\"") && has("\"deviceProperties\""))
+        } else {
+            t.starts_with('[') && has("\"ph\"")
+        }
+    })
+    .unwrap_or(false)
 }

@@ -144,18 +144,32 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, KinetoError> {
     Ok(out)
 }
 
-/// The first bytes of a file's JSON text (inflated when gzipped), for sniffing.
-pub fn head(path: &Path, n: usize) -> io::Result<Vec<u8>> {
+/// Whether `found` holds for some prefix of a file's first `n` bytes of JSON
+/// text (inflated when gzipped), for sniffing. `found` must only turn true as
+/// the prefix grows (a needle search): the prefix doubles from 16 kB, so a
+/// trace whose key comes early is not inflated 256 kB deep.
+pub fn head_has(path: &Path, n: usize, found: impl Fn(&[u8]) -> bool) -> io::Result<bool> {
     let mut f = File::open(path)?;
     let mut magic = [0u8; 2];
     let got = f.read(&mut magic)?;
     let f = File::open(path)?;
-    let mut out = Vec::with_capacity(n);
-    if got == 2 && magic == GZIP_MAGIC {
-        // A truncated stream still yields its first bytes before failing.
-        let _ = MultiGzDecoder::new(f).take(n as u64).read_to_end(&mut out);
+    let mut r: Box<dyn Read> = if got == 2 && magic == GZIP_MAGIC {
+        Box::new(MultiGzDecoder::new(f))
     } else {
-        f.take(n as u64).read_to_end(&mut out)?;
+        Box::new(f)
+    };
+    let mut out = Vec::with_capacity(n);
+    let mut want = n.min(16 << 10);
+    loop {
+        let before = out.len();
+        // A truncated stream still yields its first bytes before failing.
+        let read = (&mut r).take((want - before) as u64).read_to_end(&mut out);
+        if found(&out) {
+            return Ok(true);
+        }
+        if read.is_err() || out.len() < want || want == n {
+            return Ok(false);
+        }
+        want = (want * 2).min(n);
     }
-    Ok(out)
 }

@@ -295,6 +295,69 @@ fn reads_in_the_loop_are_io_with_the_filesystem() {
     );
 }
 
+/// Each step: 10 ms of GPU work, then the loop writes `writes` of `bytes`
+/// each (`write_ns` apiece) to `path` and fsyncs it (`fsync_ns`).
+fn writes_each_step(
+    path: &str,
+    writes: usize,
+    bytes: u64,
+    write_ns: Ns,
+    fsync_ns: Ns,
+) -> Diagnosis {
+    let mut b = B::new();
+    let path = b.name(path);
+    b.tl.processes[0].objects.push(IoObject {
+        id: 1,
+        class: FdClass::File,
+        fs_magic: 0xEF53,
+        dev: 1,
+        ino: 2,
+        path,
+        fd: 5,
+    });
+    let mut t = 0;
+    for i in 0..6 {
+        let s0 = t;
+        b.launch(t, t + 10 * US, 10 * MS, "sm90_xmma_gemm_bf16bf16", 7);
+        b.sync(t + 20 * US, t + 10 * MS + 10 * US);
+        t += 10 * MS + 10 * US;
+        for _ in 0..writes {
+            b.span(0, SpanKind::Host(HostOp::Write), t, write_ns, 1, bytes);
+            t += write_ns + US;
+        }
+        b.span(0, SpanKind::Host(HostOp::Fsync), t, fsync_ns, 1, 0);
+        t += fsync_ns + US;
+        b.step(i, s0, t);
+    }
+    b.done().1
+}
+
+#[test]
+fn a_stall_on_small_appends_is_advised_as_logging_and_on_large_writes_as_saving() {
+    // A metrics log: one 200-byte record and an fsync per step.
+    let d = writes_each_step("/runs/exp1/metrics.jsonl", 1, 200, 20 * US, 4 * MS);
+    let f = &d.findings[0];
+    assert_eq!(f.cause, "io", "{:?}", d.findings);
+    assert!(
+        f.fix.starts_with("log from a background thread"),
+        "{}",
+        f.fix
+    );
+    assert!(f.assumption.contains("log writes"), "{}", f.assumption);
+    assert!(
+        f.evidence.contains("writing /runs/exp1/metrics.jsonl"),
+        "{}",
+        f.evidence
+    );
+
+    // A checkpoint: eight 4 MB tensor writes and an fsync per step.
+    let d = writes_each_step("/ckpt/model.pt", 8, 4 << 20, MS / 2, 2 * MS);
+    let f = &d.findings[0];
+    assert_eq!(f.cause, "io", "{:?}", d.findings);
+    assert!(f.fix.starts_with("save asynchronously"), "{}", f.fix);
+    assert!(f.assumption.contains("the saves move"), "{}", f.assumption);
+}
+
 #[test]
 fn work_queued_behind_another_stream_is_other() {
     let mut b = B::new();

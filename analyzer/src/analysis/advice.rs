@@ -97,9 +97,24 @@ fn written(i: &Inputs, pi: u32, objs: &[u32]) -> FxHashSet<u32> {
         .collect()
 }
 
-/// Whether the I/O stalls are mostly saves (files written, as checkpoints
-/// are), whose fix is to save asynchronously, rather than reads.
-pub fn io_is_saving(i: &Inputs) -> bool {
+/// What the I/O stalls mostly wait for, when that is writing rather than
+/// reading: the fix differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writing {
+    /// Large writes (a checkpoint): save asynchronously.
+    Saves,
+    /// Small appends (a log or metrics file, often flushed per step): log
+    /// from a background thread, flush less often.
+    Logs,
+}
+
+/// Bytes per write call below which a written file is a log: a log appends
+/// lines or records; torch.save writes each tensor's storage in one call.
+const LOG_WRITE_BYTES: u64 = 64 << 10;
+
+/// Whether the I/O stalls are mostly on files written, not read, and on what
+/// kind of writing; `None` when reads are the stall.
+pub fn io_writing(i: &Inputs) -> Option<Writing> {
     let files = top_what(i, Cause::Io, usize::MAX);
     let mut by_process: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
     for (_, _, pi, obj) in &files {
@@ -110,12 +125,22 @@ pub fn io_is_saving(i: &Inputs) -> bool {
         .map(|(&pi, objs)| (pi, written(i, pi, objs)))
         .collect();
     let total: Ns = files.iter().map(|f| f.1).sum();
-    let saved: Ns = files
-        .iter()
-        .filter(|(_, _, pi, obj)| written[pi].contains(obj))
-        .map(|f| f.1)
-        .sum();
-    total > 0 && 2 * saved > total
+    let (mut saved, mut bytes, mut calls): (Ns, u64, u64) = (0, 0, 0);
+    for (_, ns, pi, obj) in &files {
+        if written[pi].contains(obj) {
+            saved += ns;
+            let f = i.cx.file_io(*pi).get(obj).copied().unwrap_or_default();
+            bytes += f.write_bytes;
+            calls += f.write_calls;
+        }
+    }
+    (total > 0 && 2 * saved > total).then(|| {
+        if calls > 0 && bytes / calls < LOG_WRITE_BYTES {
+            Writing::Logs
+        } else {
+            Writing::Saves
+        }
+    })
 }
 
 /// Where the job's batches come from, for the data and I/O fixes: a
@@ -216,14 +241,27 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                 parts.push(format!("{verb}{path} on {fs}{rate} ({})", secs(*ns)));
             }
             let what = if parts.is_empty() { format!("{sub} stalls") } else { parts.join(", ") };
-            if io_is_saving(i) {
-                return (
-                    format!("{who} blocked on I/O: {what}"),
-                    "save asynchronously: copy the state to CPU memory, then write it from a background \
-                     thread or process (torch.distributed.checkpoint.async_save, or torch.save in a \
-                     thread); save less often, or to local NVMe first and upload from there"
-                        .to_string(),
-                );
+            match io_writing(i) {
+                Some(Writing::Saves) => {
+                    return (
+                        format!("{who} blocked on I/O: {what}"),
+                        "save asynchronously: copy the state to CPU memory, then write it from a \
+                         background thread or process (torch.distributed.checkpoint.async_save, or \
+                         torch.save in a thread); save less often, or to local NVMe first and upload \
+                         from there"
+                            .to_string(),
+                    );
+                }
+                Some(Writing::Logs) => {
+                    return (
+                        format!("{who} blocked on I/O: {what}"),
+                        "log from a background thread (logging.handlers.QueueHandler, or the metrics \
+                         logger's own async mode), buffer the records and flush every few hundred \
+                         steps, and do not fsync them per step"
+                            .to_string(),
+                    );
+                }
+                None => {}
             }
             let away = if i.job.dataloader {
                 "move the reads into DataLoader workers"

@@ -69,6 +69,9 @@ pub struct FileIo {
     /// In writes and their flushes (`HostOp::is_write`, fsync, fdatasync).
     pub write_ns: Ns,
     pub write_bytes: u64,
+    /// Write calls (flushes not counted): bytes per call tell a log's small
+    /// appends from a checkpoint's large writes.
+    pub write_calls: u64,
 }
 
 /// The context's lookups that need neither the correlation index nor the
@@ -197,6 +200,7 @@ impl<'a> Context<'a> {
                 if write {
                     f.write_ns += s.dur;
                     f.write_bytes += s.arg;
+                    f.write_calls += u64::from(op.is_write());
                 } else {
                     f.read_ns += s.dur;
                     f.read_bytes += s.arg;

@@ -244,13 +244,19 @@ fn assumption(i: &Inputs, fix: Fix) -> String {
                     .to_string()
             }
         },
-        Fix::Io if advice::io_is_saving(i) => "the saves move to a background thread: the \
-                                                training thread no longer waits for the writes, \
-                                                nor for serializing the data between them"
-            .to_string(),
-        Fix::Io => "the files are read from RAM (page cache, or a local NVMe copy cached first): \
-                    reads cost no wait"
-            .to_string(),
+        Fix::Io => match advice::io_writing(i) {
+            Some(advice::Writing::Saves) => "the saves move to a background thread: the training \
+                                             thread no longer waits for the writes, nor for \
+                                             serializing the data between them"
+                .to_string(),
+            Some(advice::Writing::Logs) => "the log writes and their flushes move to a background \
+                                            thread: the training thread no longer waits for them, \
+                                            nor for formatting the records between them"
+                .to_string(),
+            None => "the files are read from RAM (page cache, or a local NVMe copy cached first): \
+                     reads cost no wait"
+                .to_string(),
+        },
         Fix::CpuPython => format!(
             "CUDA graphs or torch.compile: Python dispatch between launches costs {} per launch; \
              CPU stretches over {} without a launch (preprocessing, logging) are kept",

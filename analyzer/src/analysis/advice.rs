@@ -1,7 +1,6 @@
 //! Advice: the evidence each finding cites and the fix it prints. Numbers
 //! come from the analyses; this module only turns them into sentences.
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use stallscope_format::fs_name;
 
 use super::arch::Arch;
@@ -86,15 +85,11 @@ fn file_rate(i: &Inputs, pi: u32, obj: u32, write: bool) -> Option<f64> {
     (ns > 0).then(|| bytes as f64 / (ns as f64 / 1e9) / 1e6)
 }
 
-/// The file objects of process `pi` among `objs` that were mostly written (a
-/// checkpoint, a log), not read: more time in their writes and fsyncs than in
-/// their reads.
-fn written(i: &Inputs, pi: u32, objs: &[u32]) -> FxHashSet<u32> {
-    let io = i.cx.file_io(pi);
-    objs.iter()
-        .copied()
-        .filter(|o| io.get(o).is_some_and(|f| f.write_ns > f.read_ns))
-        .collect()
+/// Whether file object `obj` of process `pi` was mostly written, not read.
+fn is_written(i: &Inputs, pi: u32, obj: u32) -> bool {
+    i.cx.file_io(pi)
+        .get(&obj)
+        .is_some_and(|f| f.mostly_written())
 }
 
 /// What the I/O stalls mostly wait for, when that is writing rather than
@@ -116,20 +111,12 @@ const LOG_WRITE_BYTES: u64 = 64 << 10;
 /// kind of writing; `None` when reads are the stall.
 pub fn io_writing(i: &Inputs) -> Option<Writing> {
     let files = top_what(i, Cause::Io, usize::MAX);
-    let mut by_process: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-    for (_, _, pi, obj) in &files {
-        by_process.entry(*pi).or_default().push(*obj);
-    }
-    let written: FxHashMap<u32, FxHashSet<u32>> = by_process
-        .iter()
-        .map(|(&pi, objs)| (pi, written(i, pi, objs)))
-        .collect();
     let total: Ns = files.iter().map(|f| f.1).sum();
     let (mut saved, mut bytes, mut calls): (Ns, u64, u64) = (0, 0, 0);
-    for (_, ns, pi, obj) in &files {
-        if written[pi].contains(obj) {
+    for &(_, ns, pi, obj) in &files {
+        let f = i.cx.file_io(pi).get(&obj).copied().unwrap_or_default();
+        if f.mostly_written() {
             saved += ns;
-            let f = i.cx.file_io(*pi).get(obj).copied().unwrap_or_default();
             bytes += f.write_bytes;
             calls += f.write_calls;
         }
@@ -223,16 +210,11 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
         }
         Cause::Io => {
             let files = top_what(i, Cause::Io, 3);
-            let mut saved = FxHashSet::default();
-            for pi in files.iter().map(|f| f.2).collect::<FxHashSet<u32>>() {
-                let objs: Vec<u32> = files.iter().filter(|f| f.2 == pi).map(|f| f.3).collect();
-                saved.extend(written(i, pi, &objs).into_iter().map(|o| (pi, o)));
-            }
             let mut parts = Vec::new();
             for (path, ns, pi, obj) in &files {
                 let p = &i.cx.tl.processes[*pi as usize];
                 let fs = p.object(*obj).map(|o| fs_name(o.fs_magic)).unwrap_or("?");
-                let (verb, rate) = if saved.contains(&(*pi, *obj)) {
+                let (verb, rate) = if is_written(i, *pi, *obj) {
                     ("writing ", file_rate(i, *pi, *obj, true))
                 } else {
                     ("", file_rate(i, *pi, *obj, false))

@@ -74,6 +74,14 @@ pub struct FileIo {
     pub write_calls: u64,
 }
 
+impl FileIo {
+    /// Mostly written (a checkpoint, a log), not read: more time in its
+    /// writes and fsyncs than in its reads.
+    pub fn mostly_written(&self) -> bool {
+        self.write_ns > self.read_ns
+    }
+}
+
 /// The context's lookups that need neither the correlation index nor the
 /// window, so they can be built beside them.
 pub struct Lookups {

@@ -43,6 +43,21 @@ impl B {
         self.tl.strings.intern(s)
     }
 
+    /// The trainer's file at `path` on the filesystem `fs_magic`, as
+    /// object 1 (spans name it by that id).
+    fn file(&mut self, path: &str, fs_magic: u32) {
+        let path = self.name(path);
+        self.tl.processes[0].objects.push(IoObject {
+            id: 1,
+            class: FdClass::File,
+            fs_magic,
+            dev: 1,
+            ino: 2,
+            path,
+            fd: 4,
+        });
+    }
+
     fn span(&mut self, proc_: usize, kind: SpanKind, ts: Ns, dur: Ns, id: u32, arg: u64) {
         self.tl.processes[proc_].threads[0].spans.push(HostSpan {
             ts,
@@ -262,16 +277,7 @@ fn waiting_for_batches_follows_the_producers() {
 #[test]
 fn reads_in_the_loop_are_io_with_the_filesystem() {
     let mut b = B::new();
-    let path = b.name("/mnt/data/shard.arrow");
-    b.tl.processes[0].objects.push(IoObject {
-        id: 1,
-        class: FdClass::File,
-        fs_magic: 0x6969,
-        dev: 1,
-        ino: 2,
-        path,
-        fd: 4,
-    });
+    b.file("/mnt/data/shard.arrow", 0x6969);
     let mut t = 0;
     for i in 0..5 {
         let s0 = t;
@@ -305,16 +311,7 @@ fn writes_each_step(
     fsync_ns: Ns,
 ) -> Diagnosis {
     let mut b = B::new();
-    let path = b.name(path);
-    b.tl.processes[0].objects.push(IoObject {
-        id: 1,
-        class: FdClass::File,
-        fs_magic: 0xEF53,
-        dev: 1,
-        ino: 2,
-        path,
-        fd: 5,
-    });
+    b.file(path, 0xEF53);
     let mut t = 0;
     for i in 0..6 {
         let s0 = t;

@@ -33,8 +33,7 @@
 //! at most 0.53 percentage points (torch_compile_triton 0.12, the MI300
 //! resnet_act_checkpoint 0.37, dlrm_kineto ranks 1 and 3 0.53).
 
-use std::collections::HashMap;
-
+use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
 
 use crate::model::{Ns, SpanKind, SyncKind, Timeline};
@@ -98,12 +97,13 @@ pub struct StreamIdle {
 }
 
 /// One GPU record as HTA sees it.
-struct Rec<'a> {
+struct Rec {
     ts: i64,
     end: i64,
     stream: i64,
     corr: u32,
-    name: &'a str,
+    /// [`is_hta_compute`] of the name.
+    compute: bool,
     /// Kernel, memcpy or memset (not a sync record).
     is_op: bool,
 }
@@ -143,7 +143,11 @@ pub fn hta_compat(tl: &Timeline) -> HtaCompat {
     // Host side: step names and the launch time of each correlation id.
     let mut step_names: Vec<&str> = vec![];
     let mut last_step: Option<i64> = None;
-    let mut launch_ts: HashMap<u32, i64> = HashMap::new();
+    let ops: usize = tl.gpus.iter().map(|g| g.op_count()).sum();
+    let mut launch_ts: HashMap<u32, i64> =
+        HashMap::with_capacity_and_hasher(ops, Default::default());
+    // Whether each name holds "ProfilerStep": asked once per name, not per span.
+    let mut is_step: Vec<Option<bool>> = vec![None; tl.strings.len()];
     for t in tl.processes.iter().flat_map(|p| &p.threads) {
         for s in &t.spans {
             if matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver) && s.arg != 0 {
@@ -153,8 +157,16 @@ pub fn hta_compat(tl: &Timeline) -> HtaCompat {
                     .and_modify(|v| *v = (*v).min(ts))
                     .or_insert(ts);
             }
+            if !s.kind.is_named() {
+                continue;
+            }
             let name = tl.strings.get(s.id);
-            if s.kind.is_named() && name.contains("ProfilerStep") {
+            let step = match is_step.get_mut(s.id as usize) {
+                Some(Some(known)) => *known,
+                Some(slot) => *slot.insert(name.contains("ProfilerStep")),
+                None => name.contains("ProfilerStep"),
+            };
+            if step {
                 if !step_names.contains(&name) {
                     step_names.push(name);
                 }
@@ -170,17 +182,25 @@ pub fn hta_compat(tl: &Timeline) -> HtaCompat {
     };
 
     // GPU side, filtered to the window.
-    let mut recs: Vec<Rec> = vec![];
+    let mut recs: Vec<Rec> = Vec::with_capacity(ops);
+    // Kernel names repeat: each is tested once.
+    let mut compute: Vec<Option<bool>> = vec![None; tl.strings.len()];
     for g in &tl.gpus {
         for s in &g.streams {
             for o in &s.ops {
                 let (ts, end) = hta_us(o.start, o.end);
+                let name = tl.strings.get(o.name);
+                let compute = match compute.get_mut(o.name as usize) {
+                    Some(Some(known)) => *known,
+                    Some(slot) => *slot.insert(is_hta_compute(name)),
+                    None => is_hta_compute(name),
+                };
                 recs.push(Rec {
                     ts,
                     end,
                     stream: s.id as i64,
                     corr: o.corr,
-                    name: tl.strings.get(o.name),
+                    compute,
                     is_op: true,
                 });
             }
@@ -192,7 +212,7 @@ pub fn hta_compat(tl: &Timeline) -> HtaCompat {
                 end,
                 stream: y.stream as i64,
                 corr: y.corr,
-                name: sync_name(y.kind),
+                compute: is_hta_compute(sync_name(y.kind)),
                 is_op: false,
             });
         }
@@ -263,7 +283,7 @@ fn temporal(recs: &[Rec]) -> Option<TemporalBreakdown> {
     let idle = kernel - busy;
     let compute = gpu
         .iter()
-        .filter(|r| is_hta_compute(r.name))
+        .filter(|r| r.compute)
         .map(|r| (r.ts, r.end))
         .collect::<Vec<_>>();
     let compute = merged(compute).map_or(0, |m| m.0);
@@ -302,7 +322,7 @@ fn temporal(recs: &[Rec]) -> Option<TemporalBreakdown> {
 }
 
 fn idle(recs: &[Rec], launch_ts: &HashMap<u32, i64>) -> Vec<StreamIdle> {
-    let mut by_stream: HashMap<i64, Vec<&Rec>> = HashMap::new();
+    let mut by_stream: HashMap<i64, Vec<&Rec>> = HashMap::default();
     for r in recs.iter().filter(|r| r.is_op && r.stream != -1) {
         by_stream.entry(r.stream).or_default().push(r);
     }

@@ -276,7 +276,11 @@ pub struct CorrIndex {
     /// Where each of those threads' spans start in one numbering of all
     /// their spans (thread after thread).
     first_span: Vec<u32>,
-    /// Dense: slot `corr` holds the call's span number + 1; 0 means absent.
+    /// The smallest id: Kineto traces of a process's later steps start far
+    /// from 0.
+    base: u32,
+    /// Dense: slot `corr - base` holds the call's span number + 1; 0 means
+    /// absent.
     dense: Vec<u32>,
     /// Sparse: (corr, thread, span), sorted by corr.
     sparse: Vec<(u32, u32, u32)>,
@@ -296,23 +300,31 @@ impl CorrIndex {
         // Pass 1: which threads made calls, how many, and the largest id.
         let mut threads = Vec::new();
         let mut counts = Vec::new();
-        let mut max = 0u32;
+        let (mut min, mut max) = (u32::MAX, 0u32);
         for (pi, p) in tl.processes.iter().enumerate() {
             for (ti, t) in p.threads.iter().enumerate() {
-                let (n, m) = t
+                let (n, lo, hi) = t
                     .spans
                     .par_iter()
                     .with_min_len(1 << 16)
                     .filter(|s| is_api(s))
-                    .fold(|| (0usize, 0u32), |(n, m), s| (n + 1, m.max(s.arg as u32)))
-                    .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1.max(b.1)));
+                    .fold(
+                        || (0usize, u32::MAX, 0u32),
+                        |(n, lo, hi), s| (n + 1, lo.min(s.arg as u32), hi.max(s.arg as u32)),
+                    )
+                    .reduce(
+                        || (0, u32::MAX, 0),
+                        |a, b| (a.0 + b.0, a.1.min(b.1), a.2.max(b.2)),
+                    );
                 if n > 0 {
                     threads.push((pi as u32, ti as u32));
                     counts.push(n);
-                    max = max.max(m);
+                    min = min.min(lo);
+                    max = max.max(hi);
                 }
             }
         }
+        let base = min.min(max);
         let total: usize = counts.iter().sum();
         let spans_of = |tix: usize| {
             let (pi, ti) = threads[tix];
@@ -324,24 +336,26 @@ impl CorrIndex {
             first_span.push(n as u32);
             n += spans_of(tix).len() as u64;
         }
-        if max as usize <= 4 * total + 1024 && n < u32::MAX as u64 {
+        // A table of 4 bytes per id in the range is cheaper to build than
+        // sorting 12 bytes per call, even when only some ids are calls.
+        if ((max - base) as usize) < 16 * total + (1 << 16) && n < u32::MAX as u64 {
             // Span numbers grow in (thread, span) order, so the first call
             // with an id is the smallest number: the slots are filled on all
             // cores, keeping the minimum.
             const EMPTY: u32 = u32::MAX;
-            let slots: Vec<AtomicU32> = (0..=max as usize)
+            let slots: Vec<AtomicU32> = (0..=(max - base) as usize)
                 .into_par_iter()
                 .map(|_| AtomicU32::new(EMPTY))
                 .collect();
             for (tix, &first) in first_span.iter().enumerate() {
-                let base = first + 1;
                 spans_of(tix)
                     .par_iter()
                     .enumerate()
                     .with_min_len(1 << 16)
                     .filter(|(_, s)| is_api(s))
                     .for_each(|(si, s)| {
-                        slots[s.arg as usize].fetch_min(base + si as u32, Ordering::Relaxed);
+                        slots[(s.arg as u32 - base) as usize]
+                            .fetch_min(first + 1 + si as u32, Ordering::Relaxed);
                     });
             }
             let dense: Vec<u32> = slots
@@ -354,6 +368,7 @@ impl CorrIndex {
             CorrIndex {
                 threads,
                 first_span,
+                base,
                 dense,
                 sparse: Vec::new(),
             }
@@ -371,6 +386,7 @@ impl CorrIndex {
             CorrIndex {
                 threads,
                 first_span,
+                base: 0,
                 dense: Vec::new(),
                 sparse: entries,
             }
@@ -406,7 +422,7 @@ impl CorrIndex {
             return None;
         }
         if self.sparse.is_empty() {
-            let n = *self.dense.get(corr as usize)?;
+            let n = *self.dense.get(corr.checked_sub(self.base)? as usize)?;
             let n = n.checked_sub(1)?;
             let t = if self.first_span.len() == 1 {
                 0
@@ -435,7 +451,64 @@ impl CorrIndex {
 
 #[cfg(test)]
 mod tests {
-    use super::{merge_tail, sort_stable};
+    use super::{CorrIndex, LaunchRef, merge_tail, sort_stable};
+    use crate::model::{HostSpan, Process, Source, SpanKind, Thread, Timeline};
+    use proptest::prelude::*;
+
+    /// The first call with each id in (process, thread, span) order, found by
+    /// looking at every span.
+    fn first_call(tl: &Timeline, corr: u32) -> Option<LaunchRef> {
+        tl.processes.iter().enumerate().find_map(|(p, proc)| {
+            proc.threads.iter().enumerate().find_map(|(t, th)| {
+                th.spans
+                    .iter()
+                    .position(|s| {
+                        matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver)
+                            && s.arg == u64::from(corr)
+                            && corr != 0
+                    })
+                    .map(|s| LaunchRef {
+                        process: p as u32,
+                        thread: t as u32,
+                        span: s as u32,
+                    })
+            })
+        })
+    }
+
+    proptest! {
+        /// Every id is found where the first call with it is, whether the
+        /// ids are dense, start far from 0 (a Kineto trace's later steps),
+        /// or are spread thinly (the sorted list).
+        #[test]
+        fn corr_index_finds_the_first_call_with_each_id(
+            base in prop::sample::select(vec![0u64, 1, 73_689, 4_000_000_000]),
+            spread in prop::sample::select(vec![1u64, 3, 40, 100_000]),
+            threads in prop::collection::vec(
+                prop::collection::vec((0u64..60, 0u8..4), 0..40), 1..4),
+        ) {
+            let kinds = [SpanKind::CudaRuntime, SpanKind::CudaDriver, SpanKind::Other, SpanKind::CudaRuntime];
+            let mut tl = Timeline::new(Source::Native, "t");
+            let mut ids = vec![];
+            tl.processes = threads.chunks(2).map(|chunk| Process {
+                threads: chunk.iter().map(|spans| Thread {
+                    spans: spans.iter().enumerate().map(|(i, &(k, kind))| {
+                        // k == 0: no id at all.
+                        let arg = if k == 0 { 0 } else { (base + k * spread).min(u64::from(u32::MAX)) };
+                        ids.push(arg as u32);
+                        HostSpan { ts: i as i64, dur: 1, arg, id: 0, kind: kinds[kind as usize] }
+                    }).collect(),
+                    ..Thread::default()
+                }).collect(),
+                ..Process::default()
+            }).collect();
+            let corr = CorrIndex::build(&tl);
+            ids.extend([0, 1, 2, (base as u32).wrapping_sub(1), u32::MAX]);
+            for id in ids {
+                prop_assert_eq!(corr.get(id), first_call(&tl, id), "id {}", id);
+            }
+        }
+    }
 
     /// The result of a stable sort, for sorted lists, lists with a short
     /// unsorted tail, and shuffled ones.

@@ -1,6 +1,7 @@
-//! Times the diagnosis of one Kineto trace, read once, apart from the reader:
-//! the serial first phases one by one, `--hta-compat`'s figures, then the
-//! whole diagnosis (for profiling).
+//! Times the diagnosis of one trace (Kineto, or a native recording), read
+//! once, apart from the reader:
+//! the serial first phases one by one, `--hta-compat`'s figures (Kineto
+//! traces only), then the whole diagnosis (for profiling).
 //!
 //!     cargo run --release -p stallscope-analyzer --example diagnose_timing -- TRACE [REPEAT]
 
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use stallscope_analyzer::analysis::{self, context, hta, job, startup, steps};
 use stallscope_analyzer::model::CorrIndex;
-use stallscope_analyzer::read::kineto;
+use stallscope_analyzer::read::{kineto, native};
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
@@ -27,7 +28,14 @@ fn main() {
         std::process::exit(2);
     };
     let repeat: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
-    let tl = match kineto::read_file(path.as_ref()) {
+    let p = std::path::Path::new(&path);
+    let is_native = native::is_native(p);
+    let read = if is_native {
+        native::read_recording(p).map_err(|e| e.to_string())
+    } else {
+        kineto::read_file(p).map_err(|e| e.to_string())
+    };
+    let tl = match read {
         Ok(t) => t,
         Err(e) => {
             eprintln!("{path}: {e}");
@@ -40,7 +48,7 @@ fn main() {
         let (_, st) = timed(|| steps::find(&tl, &corr, su.as_ref()));
         let (_, lk) = timed(|| context::Lookups::build(&tl));
         let (_, jb) = timed(|| job::detect(&tl));
-        let (_, h) = timed(|| hta::hta_compat(&tl));
+        let (_, h) = timed(|| (!is_native).then(|| hta::hta_compat(&tl)));
         let (d, all) = timed(|| analysis::diagnose(&tl));
         println!(
             "corr {:.2} startup {:.2} steps {:.2} lookups {:.2} job {:.2} hta {:.2} | diagnose {:.1} ms ({} findings)",

@@ -53,9 +53,11 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     // neither.
     let ((corr, startup, mut steps), (lookups, job)) = rayon::join(
         || {
-            let corr = crate::model::CorrIndex::build(tl);
+            // Start-up's passes over the spans and ops need no index.
+            let (corr, scan) =
+                rayon::join(|| crate::model::CorrIndex::build(tl), || startup::scan(tl));
             lap("corr");
-            let startup = startup::find(tl, &corr);
+            let startup = scan.finish(tl, &corr);
             let steps = steps::find(tl, &corr, startup.as_ref());
             lap("steps");
             (corr, startup, steps)

@@ -101,6 +101,20 @@ fn classify(name: &str, api: bool) -> Class {
 
 /// The start-up of a timeline, if it shows any.
 pub fn find(tl: &Timeline, corr: &CorrIndex) -> Option<Startup> {
+    scan(tl).finish(tl, corr)
+}
+
+/// What [`find`] takes from the spans and ops, before it needs the
+/// correlation index: the index is built beside it.
+pub struct Scan {
+    items: Vec<StartupItem>,
+    anchor: Ns,
+    extent: Extent,
+    first: Vec<Option<(Ns, u32)>>,
+}
+
+/// The passes over every span and op behind [`find`].
+pub fn scan(tl: &Timeline) -> Scan {
     let class: Vec<(Class, Class)> = tl
         .strings
         .iter()
@@ -199,7 +213,49 @@ pub fn find(tl: &Timeline, corr: &CorrIndex) -> Option<Startup> {
         anchor = anchor.min(f.unwrap_or(Ns::MAX));
         extent.add(e.lo, e.hi);
     }
-    let (t0, t1) = extent.get()?;
+    Scan {
+        items,
+        anchor,
+        extent,
+        first,
+    }
+}
+
+impl Scan {
+    /// The start-up, with the module loads that the first launches show.
+    pub fn finish(self, tl: &Timeline, corr: &CorrIndex) -> Option<Startup> {
+        let Scan {
+            mut items,
+            anchor,
+            extent,
+            first,
+        } = self;
+        module_loads(tl, corr, &first, &mut items);
+        let (t0, t1) = extent.get()?;
+        if anchor == Ns::MAX {
+            return None;
+        }
+        let total = tl.gpu_op_count().max(1) as f64;
+        let early = |t: Ns| {
+            let before: usize = tl
+                .gpus
+                .iter()
+                .flat_map(|g| &g.streams)
+                .map(|s| s.ops.partition_point(|o| o.start < t))
+                .sum();
+            (before as f64) < EARLY_OPS * total
+        };
+        chain(items, anchor, t0, t1, gpu_last_start(tl), early)
+    }
+}
+
+/// Long launch calls of each kernel name's first launch: lazy module loading.
+fn module_loads(
+    tl: &Timeline,
+    corr: &CorrIndex,
+    first: &[Option<(Ns, u32)>],
+    items: &mut Vec<StartupItem>,
+) {
     for &(_, c) in first.iter().flatten() {
         let Some(r) = corr.get(c) else { continue };
         let p = &tl.processes[r.process as usize];
@@ -216,20 +272,6 @@ pub fn find(tl: &Timeline, corr: &CorrIndex) -> Option<Startup> {
             });
         }
     }
-    if anchor == Ns::MAX {
-        return None;
-    }
-    let total = tl.gpu_op_count().max(1) as f64;
-    let early = |t: Ns| {
-        let before: usize = tl
-            .gpus
-            .iter()
-            .flat_map(|g| &g.streams)
-            .map(|s| s.ops.partition_point(|o| o.start < t))
-            .sum();
-        (before as f64) < EARLY_OPS * total
-    };
-    chain(items, anchor, t0, t1, gpu_last_start(tl), early)
 }
 
 /// First and last timestamp, as `Timeline::extent` takes them: the first
@@ -283,12 +325,12 @@ fn first_launches(tl: &Timeline) -> (Vec<Option<(Ns, u32)>>, Extent) {
     (first, extent)
 }
 
-/// The last start of a GPU op, if any.
+/// The last start of a GPU op, if any (each stream is sorted by start).
 fn gpu_last_start(tl: &Timeline) -> Option<Ns> {
     tl.gpus
         .iter()
         .flat_map(|g| &g.streams)
-        .filter_map(|s| s.ops.iter().map(|o| o.start).max())
+        .filter_map(|s| s.ops.last().map(|o| o.start))
         .max()
 }
 

@@ -82,14 +82,8 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     // What needs neither the memory findings nor a launcher's host timeline
     // (each GPU's launching thread, busy time by precision and idle gaps),
     // beside the memory findings, which are serial.
-    // The host side needs only the window: it runs beside them too.
-    let ((mem, host), mut per_gpu) = rayon::join(
-        || {
-            rayon::join(
-                || memory::analyze(&cx, &steps),
-                || host::analyze(tl, window),
-            )
-        },
+    let (mem, mut per_gpu) = rayon::join(
+        || memory::analyze(&cx, &steps),
         || {
             tl.gpus
                 .par_iter()
@@ -115,6 +109,10 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     );
     cx.offload = mem.offload.clone();
     lap("mem+launchers");
+    // The host side needs only the window: it runs beside the replays, whose
+    // three tasks a block (the walk and two lane groups) leave a core idle
+    // part of the time.
+    let mut host = None;
     let mut devices = Vec::new();
     let mut primary = None;
     for (gi, g) in tl.gpus.iter().enumerate() {
@@ -136,11 +134,12 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         lap("segs+scan");
         let mut ev = attribution::Evidence::default();
         let marks = whatif::replays::step_marks(&steps, window);
-        let (mut att, replays) = rayon::join(
+        let ((mut att, h), replays) = rayon::join(
             || {
                 let a = attribution::attribute_gaps(&cx, idle, launcher, &mut ev);
                 lap("attr");
-                a
+                let h = host.is_none().then(|| host::analyze(tl, window));
+                (a, h)
             },
             || match (scan, launcher) {
                 (Some(s), Some(l)) => {
@@ -152,6 +151,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
                 _ => None,
             },
         );
+        host = host.or(h);
         devices.push(DeviceDiagnosis {
             gpu: g.id,
             window: att.window,
@@ -209,7 +209,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         options: built.options,
         combined: built.combined,
         job,
-        host: Some(host),
+        host: Some(host.unwrap_or_else(|| host::analyze(tl, window))),
     }
 }
 

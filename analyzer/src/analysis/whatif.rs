@@ -763,10 +763,10 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
     let mut comm = Vec::new();
     for (i, o) in ops.iter().enumerate() {
         let launch = cx.corr.get_raw(o.corr);
-        let launch_ts = launch.map(|(t, s)| spans[t as usize][s as usize].ts);
-        if let (Some((t, si)), Some(ts)) = (launch, launch_ts)
-            && ts >= w0
-            && ts < w1
+        let call = launch.map(|(t, s)| &spans[t as usize][s as usize]);
+        if let (Some((t, si)), Some(call)) = (launch, call)
+            && call.ts >= w0
+            && call.ts < w1
         {
             let bits = &mut launched[t as usize];
             if bits.is_empty() {
@@ -790,7 +790,7 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
         }
         let pos = out.launch.len() as u32;
         // The op is enqueued when its call returns from a slow launch.
-        let launch_ts = launch.map(|(t, s)| launch_time(&spans[t as usize][s as usize]));
+        let launch_ts = call.map(launch_time);
         out.launch.push(match launch_ts {
             None => NO_LAUNCH,
             Some(ts) => {

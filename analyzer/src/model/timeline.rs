@@ -1,7 +1,5 @@
 //! The whole recording: processes, GPUs, and the links between them.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-
 use rayon::prelude::*;
 
 use super::{Gpu, Ns, Oom, Process, SpanKind, Strings};
@@ -264,9 +262,6 @@ pub struct LaunchRef {
     pub span: u32,
 }
 
-/// An empty slot of [`CorrIndex`]'s table (span numbers stay below it).
-const NO_CALL: u32 = u32::MAX;
-
 /// Correlation id -> the CUDA API call that launched the work.
 ///
 /// CUPTI and Kineto hand out correlation ids in sequence, so the index is a
@@ -279,13 +274,8 @@ pub struct CorrIndex {
     /// Where each of those threads' spans start in one numbering of all
     /// their spans (thread after thread).
     first_span: Vec<u32>,
-    /// The smallest id: Kineto traces of a process's later steps start far
-    /// from 0.
-    base: u32,
-    /// Dense: slot `corr - base` holds the call's span number, or
-    /// [`NO_CALL`]. Left atomic as filled: a relaxed load is a plain load,
-    /// and converting would copy the table (80 MB for 20 M ids).
-    dense: Vec<AtomicU32>,
+    /// Dense: slot `corr` holds the call's span number + 1; 0 means absent.
+    dense: Vec<u32>,
     /// Sparse: (corr, thread, span), sorted by corr.
     sparse: Vec<(u32, u32, u32)>,
 }
@@ -301,92 +291,100 @@ impl CorrIndex {
                 && s.arg != 0
                 && s.arg <= u32::MAX as u64
         };
-        // Pass 1: which threads made calls, how many, and the largest id.
+        if let Some(dense) = Self::build_dense(tl, &is_api) {
+            return dense;
+        }
+        // Too sparse for a table: (corr, thread, span), sorted.
         let mut threads = Vec::new();
-        let mut counts = Vec::new();
-        let (mut min, mut max) = (u32::MAX, 0u32);
+        let mut first_span = Vec::new();
+        let mut entries: Vec<(u32, u32, u32)> = Vec::new();
+        let mut n = 0u64;
         for (pi, p) in tl.processes.iter().enumerate() {
             for (ti, t) in p.threads.iter().enumerate() {
-                let (n, lo, hi) = t
-                    .spans
-                    .par_iter()
-                    .with_min_len(1 << 16)
-                    .filter(|s| is_api(s))
-                    .fold(
-                        || (0usize, u32::MAX, 0u32),
-                        |(n, lo, hi), s| (n + 1, lo.min(s.arg as u32), hi.max(s.arg as u32)),
-                    )
-                    .reduce(
-                        || (0, u32::MAX, 0),
-                        |a, b| (a.0 + b.0, a.1.min(b.1), a.2.max(b.2)),
-                    );
-                if n > 0 {
-                    threads.push((pi as u32, ti as u32));
-                    counts.push(n);
-                    min = min.min(lo);
-                    max = max.max(hi);
-                }
-            }
-        }
-        let base = min.min(max);
-        let total: usize = counts.iter().sum();
-        let spans_of = |tix: usize| {
-            let (pi, ti) = threads[tix];
-            &tl.processes[pi as usize].threads[ti as usize].spans
-        };
-        let mut first_span = Vec::with_capacity(threads.len());
-        let mut n = 0u64;
-        for tix in 0..threads.len() {
-            first_span.push(n as u32);
-            n += spans_of(tix).len() as u64;
-        }
-        // A table of 4 bytes per id in the range is cheaper to build than
-        // sorting 12 bytes per call, even when only some ids are calls.
-        if ((max - base) as usize) < 16 * total + (1 << 16) && n < u32::MAX as u64 {
-            // Span numbers grow in (thread, span) order, so the first call
-            // with an id is the smallest number: the slots are filled on all
-            // cores, keeping the minimum.
-            let dense: Vec<AtomicU32> = (0..=(max - base) as usize)
-                .into_par_iter()
-                .map(|_| AtomicU32::new(NO_CALL))
-                .collect();
-            for (tix, &first) in first_span.iter().enumerate() {
-                spans_of(tix)
-                    .par_iter()
-                    .enumerate()
-                    .with_min_len(1 << 16)
-                    .filter(|(_, s)| is_api(s))
-                    .for_each(|(si, s)| {
-                        dense[(s.arg as u32 - base) as usize]
-                            .fetch_min(first + si as u32, Ordering::Relaxed);
-                    });
-            }
-            CorrIndex {
-                threads,
-                first_span,
-                base,
-                dense,
-                sparse: Vec::new(),
-            }
-        } else {
-            let mut entries: Vec<(u32, u32, u32)> = Vec::with_capacity(total);
-            for tix in 0..threads.len() {
-                for (si, s) in spans_of(tix).iter().enumerate() {
+                let tix = threads.len() as u32;
+                let before = entries.len();
+                for (si, s) in t.spans.iter().enumerate() {
                     if is_api(s) {
-                        entries.push((s.arg as u32, tix as u32, si as u32));
+                        entries.push((s.arg as u32, tix, si as u32));
                     }
                 }
-            }
-            entries.sort_unstable();
-            entries.dedup_by_key(|e| e.0);
-            CorrIndex {
-                threads,
-                first_span,
-                base: 0,
-                dense: Vec::new(),
-                sparse: entries,
+                if entries.len() > before {
+                    threads.push((pi as u32, ti as u32));
+                    first_span.push(n as u32);
+                    n += t.spans.len() as u64;
+                }
             }
         }
+        entries.sort_unstable();
+        entries.dedup_by_key(|e| e.0);
+        CorrIndex {
+            threads,
+            first_span,
+            dense: Vec::new(),
+            sparse: entries,
+        }
+    }
+
+    /// The dense table, in one pass over the spans in (process, thread,
+    /// span) order, where the first call with an id fills its slot: no
+    /// atomics, and the spans are read once (with the slots filled on all
+    /// cores by `fetch_min` after a pass that found the largest id, this
+    /// index cost four times the CPU time on 50M events). None when the ids
+    /// are too sparse for a table, or the spans too many to number in a u32.
+    fn build_dense(tl: &Timeline, is_api: &impl Fn(&super::HostSpan) -> bool) -> Option<CorrIndex> {
+        let all: usize = tl
+            .processes
+            .iter()
+            .flat_map(|p| &p.threads)
+            .map(|t| t.spans.len())
+            .sum();
+        // The slots a dense table may have at most (see `build`).
+        let limit = 4 * all as u64 + 1024;
+        let mut threads = Vec::new();
+        let mut first_span = Vec::new();
+        let mut dense: Vec<u32> = Vec::new();
+        let (mut total, mut n) = (0usize, 0u64);
+        for (pi, p) in tl.processes.iter().enumerate() {
+            for (ti, t) in p.threads.iter().enumerate() {
+                let base = n + 1;
+                let mut calls = 0usize;
+                for (si, s) in t.spans.iter().enumerate() {
+                    if !is_api(s) {
+                        continue;
+                    }
+                    let id = s.arg as usize;
+                    if id as u64 > limit {
+                        return None;
+                    }
+                    if id >= dense.len() {
+                        dense.resize(id + 1, 0);
+                    }
+                    calls += 1;
+                    if dense[id] == 0 {
+                        // Truncated only where the spans are too many,
+                        // and then the table is not used.
+                        dense[id] = (base + si as u64) as u32;
+                    }
+                }
+                if calls > 0 {
+                    if n + t.spans.len() as u64 >= u32::MAX as u64 {
+                        return None;
+                    }
+                    threads.push((pi as u32, ti as u32));
+                    first_span.push(n as u32);
+                    n += t.spans.len() as u64;
+                    total += calls;
+                }
+            }
+        }
+        // As `build` decides: a table of at most four slots per call.
+        let max = dense.len().saturating_sub(1);
+        (max <= 4 * total + 1024).then_some(CorrIndex {
+            threads,
+            first_span,
+            dense,
+            sparse: Vec::new(),
+        })
     }
 
     /// The index (into `threads()`) of the thread whose call has id `corr`.
@@ -418,13 +416,8 @@ impl CorrIndex {
             return None;
         }
         if self.sparse.is_empty() {
-            let n = self
-                .dense
-                .get(corr.checked_sub(self.base)? as usize)?
-                .load(Ordering::Relaxed);
-            if n == NO_CALL {
-                return None;
-            }
+            let n = *self.dense.get(corr as usize)?;
+            let n = n.checked_sub(1)?;
             let t = if self.first_span.len() == 1 {
                 0
             } else {
@@ -439,10 +432,7 @@ impl CorrIndex {
 
     pub fn len(&self) -> usize {
         if self.sparse.is_empty() {
-            self.dense
-                .iter()
-                .filter(|e| e.load(Ordering::Relaxed) != NO_CALL)
-                .count()
+            self.dense.iter().filter(|&&e| e != 0).count()
         } else {
             self.sparse.len()
         }
@@ -455,62 +445,85 @@ impl CorrIndex {
 
 #[cfg(test)]
 mod tests {
-    use super::{CorrIndex, LaunchRef, merge_tail, sort_stable};
-    use crate::model::{HostSpan, Process, Source, SpanKind, Thread, Timeline};
-    use proptest::prelude::*;
+    use super::{CorrIndex, LaunchRef, Source, Timeline, merge_tail, sort_stable};
+    use crate::model::{HostSpan, Process, SpanKind, Thread};
 
-    /// The first call with each id in (process, thread, span) order, found by
-    /// looking at every span.
-    fn first_call(tl: &Timeline, corr: u32) -> Option<LaunchRef> {
-        tl.processes.iter().enumerate().find_map(|(p, proc)| {
-            proc.threads.iter().enumerate().find_map(|(t, th)| {
-                th.spans
-                    .iter()
-                    .position(|s| {
-                        matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver)
-                            && s.arg == u64::from(corr)
-                            && corr != 0
-                    })
-                    .map(|s| LaunchRef {
-                        process: p as u32,
-                        thread: t as u32,
-                        span: s as u32,
-                    })
-            })
-        })
-    }
-
-    proptest! {
-        /// Every id is found where the first call with it is, whether the
-        /// ids are dense, start far from 0 (a Kineto trace's later steps),
-        /// or are spread thinly (the sorted list).
-        #[test]
-        fn corr_index_finds_the_first_call_with_each_id(
-            base in prop::sample::select(vec![0u64, 1, 73_689, 4_000_000_000]),
-            spread in prop::sample::select(vec![1u64, 3, 40, 100_000]),
-            threads in prop::collection::vec(
-                prop::collection::vec((0u64..60, 0u8..4), 0..40), 1..4),
-        ) {
-            let kinds = [SpanKind::CudaRuntime, SpanKind::CudaDriver, SpanKind::Other, SpanKind::CudaRuntime];
+    /// The index links each id to its first call in (process, thread, span)
+    /// order, as a search over every span does: with ids shared by calls
+    /// on one thread and on several, threads and processes without calls,
+    /// non-API spans with an argument, and ids dense (a table) or sparse (a
+    /// sorted list).
+    #[test]
+    fn corr_index_links_each_id_to_its_first_call() {
+        let mut x = 777u64;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for case in 0..300 {
+            let sparse = case % 3 == 2;
             let mut tl = Timeline::new(Source::Native, "t");
-            let mut ids = vec![];
-            tl.processes = threads.chunks(2).map(|chunk| Process {
-                threads: chunk.iter().map(|spans| Thread {
-                    spans: spans.iter().enumerate().map(|(i, &(k, kind))| {
-                        // k == 0: no id at all.
-                        let arg = if k == 0 { 0 } else { (base + k * spread).min(u64::from(u32::MAX)) };
-                        ids.push(arg as u32);
-                        HostSpan { ts: i as i64, dur: 1, arg, id: 0, kind: kinds[kind as usize] }
-                    }).collect(),
-                    ..Thread::default()
-                }).collect(),
-                ..Process::default()
-            }).collect();
-            let corr = CorrIndex::build(&tl);
-            ids.extend([0, 1, 2, (base as u32).wrapping_sub(1), u32::MAX]);
-            for id in ids {
-                prop_assert_eq!(corr.get(id), first_call(&tl, id), "id {}", id);
+            for _ in 0..1 + rnd(3) {
+                let mut p = Process::default();
+                for _ in 0..rnd(4) {
+                    let mut t = Thread::default();
+                    for _ in 0..rnd(40) {
+                        let kind = match rnd(4) {
+                            0 => SpanKind::CudaRuntime,
+                            1 => SpanKind::CudaDriver,
+                            2 => SpanKind::CpuOp,
+                            _ => SpanKind::CudaRuntime,
+                        };
+                        let arg = if sparse && rnd(2) == 0 {
+                            1 + rnd(3) * 1_000_000_000
+                        } else {
+                            rnd(30)
+                        };
+                        t.spans.push(HostSpan {
+                            ts: 0,
+                            dur: 0,
+                            arg,
+                            id: 0,
+                            kind,
+                        });
+                    }
+                    p.threads.push(t);
+                }
+                tl.processes.push(p);
             }
+            let idx = CorrIndex::build(&tl);
+            let want = |corr: u32| -> Option<LaunchRef> {
+                for (pi, p) in tl.processes.iter().enumerate() {
+                    for (ti, t) in p.threads.iter().enumerate() {
+                        for (si, s) in t.spans.iter().enumerate() {
+                            let api =
+                                matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver);
+                            if api && corr != 0 && s.arg == corr as u64 {
+                                return Some(LaunchRef {
+                                    process: pi as u32,
+                                    thread: ti as u32,
+                                    span: si as u32,
+                                });
+                            }
+                        }
+                    }
+                }
+                None
+            };
+            let ids = (0..40).chain((0..4).map(|k| 1 + k * 1_000_000_000));
+            for corr in ids {
+                assert_eq!(idx.get(corr), want(corr), "case {case}, id {corr}");
+            }
+            // A table unless some call's id is far past the calls' count.
+            let far = tl.processes.iter().flat_map(|p| &p.threads).any(|t| {
+                t.spans.iter().any(|s| {
+                    matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver) && s.arg > 1000
+                })
+            });
+            assert_eq!(idx.sparse.is_empty(), !far, "case {case}");
+            assert!(!far || idx.dense.is_empty(), "case {case}");
         }
     }
 

@@ -292,6 +292,7 @@ pub enum ArgKey {
 }
 
 impl ArgKey {
+    #[inline]
     pub fn of(key: &[u8]) -> Option<ArgKey> {
         // Most keys are none of these: rejected on length and first byte
         // before any comparison.

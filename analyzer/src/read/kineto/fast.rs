@@ -102,9 +102,13 @@ fn zero_bytes(w: u64) -> u64 {
 }
 
 /// The index of the first `"`, `\\` or control character in `s` (its length
-/// if none): sixteen bytes at a time with SSE2 (kernel names run to hundreds
-/// of bytes), then eight at a time, as serde_json does.
-fn special_at(s: &[u8]) -> usize {
+/// if none), and whether the bytes before it are all ASCII (`false` may be
+/// said of ASCII bytes past the last full sixteen): sixteen bytes at a time
+/// with SSE2 (kernel names run to hundreds of bytes), then eight at a time,
+/// as serde_json does. Returned in two registers: through memory, the
+/// caller's reload stalled on store forwarding.
+#[inline(never)]
+fn special_at(s: &[u8]) -> (usize, bool) {
     let mut off = 0;
     #[cfg(target_arch = "x86_64")]
     {
@@ -112,6 +116,7 @@ fn special_at(s: &[u8]) -> usize {
             _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
             _mm_set1_epi8,
         };
+        let mut high = 0u32;
         // SAFETY: SSE2 is part of the x86_64 baseline; each unaligned load
         // reads s[off..off + 16], in bounds.
         unsafe {
@@ -127,14 +132,27 @@ fn special_at(s: &[u8]) -> usize {
                     ctrl,
                 );
                 let bits = _mm_movemask_epi8(hit) as u32;
+                // The bytes with their high bit set: not ASCII.
+                let top = _mm_movemask_epi8(v) as u32;
                 if bits != 0 {
-                    return off + bits.trailing_zeros() as usize;
+                    let below = (1u32 << bits.trailing_zeros()) - 1;
+                    return (
+                        off + bits.trailing_zeros() as usize,
+                        high | (top & below) == 0,
+                    );
                 }
+                high |= top;
                 off += 16;
             }
         }
     }
-    for chunk in s[off..].chunks_exact(8) {
+    (off + special_tail(&s[off..]), false)
+}
+
+/// [`special_at`] eight bytes at a time.
+fn special_tail(s: &[u8]) -> usize {
+    let mut off = 0;
+    for chunk in s.chunks_exact(8) {
         let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
             break;
         };
@@ -175,9 +193,19 @@ fn special_at_finds_the_first_special_byte() {
                 .iter()
                 .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
                 .unwrap_or(s.len());
-            assert_eq!(special_at(&s), want, "{s:?}");
+            let (at, ascii) = special_at(&s);
+            assert_eq!(at, want, "{s:?}");
+            // ASCII may only be said of ASCII.
+            assert!(!ascii || s[..at].is_ascii(), "{s:?}");
+            assert_eq!(special_tail(&s), want, "{s:?}");
         }
     }
+    // ASCII found in the sixteen-byte steps is said to be.
+    assert_eq!(special_at(b"abcdefghijklmnopqrst\"0123456789a"), (20, true));
+    assert_eq!(
+        special_at("abcdefghijklmnopqé\"0123456789ab".as_bytes()),
+        (19, false)
+    );
 }
 
 /// The common shape of a time, `123456.789` (no sign or exponent, at most
@@ -355,30 +383,66 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// From `self.i` (after an opening quote): where the first `"`, `\\` or
+    /// control character is, and whether the bytes before it are ASCII (see
+    /// [`special_at`]). The first sixteen bytes, which hold most keys and
+    /// many values, are looked at inline.
+    #[inline(always)]
+    fn plain_run(&self) -> (usize, bool) {
+        let (s, i) = (self.s, self.i);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(block) = s.get(i..i + 16) {
+            use std::arch::x86_64::{
+                _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+                _mm_set1_epi8,
+            };
+            // SAFETY: SSE2 is part of the x86_64 baseline; the unaligned
+            // load reads `block`, sixteen bytes in bounds.
+            let (bits, top) = unsafe {
+                let v = _mm_loadu_si128(block.as_ptr().cast());
+                let ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+                let hit = _mm_or_si128(
+                    _mm_or_si128(
+                        _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+                        _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+                    ),
+                    ctrl,
+                );
+                (_mm_movemask_epi8(hit) as u32, _mm_movemask_epi8(v) as u32)
+            };
+            if bits != 0 {
+                let k = bits.trailing_zeros();
+                return (i + k as usize, top & ((1 << k) - 1) == 0);
+            }
+            let (k, ascii) = special_at(&s[i + 16..]);
+            return (i + 16 + k, ascii && top == 0);
+        }
+        let (k, ascii) = special_at(&s[i..]);
+        (i + k, ascii)
+    }
+
     /// After the opening quote: the raw contents and whether they hold an
     /// escape. Checks what serde_json checks of strings it skips: no control
     /// characters, valid escapes.
     #[inline(always)]
     fn string(&mut self) -> R<(&'a [u8], bool)> {
-        // Most keys and many values end within eight bytes: one word, inline.
-        if let Some(bytes) = self.s.get(self.i..self.i + 8) {
-            let w = u64::from_le_bytes(bytes.try_into().map_err(|_| Bail)?);
-            let hit = special_mask(w);
-            let k = (hit.trailing_zeros() / 8) as usize;
-            if hit != 0 && bytes[k] == b'"' {
-                let raw = &bytes[..k];
-                self.i += k + 1;
-                return Ok((raw, false));
-            }
+        let start = self.i;
+        let (end, _) = self.plain_run();
+        if self.s.get(end) == Some(&b'"') {
+            self.i = end + 1;
+            return Ok((&self.s[start..end], false));
         }
         self.string_long()
     }
 
+    /// [`Self::string`] with escapes (or a control character, or no end).
+    #[cold]
+    #[inline(never)]
     fn string_long(&mut self) -> R<(&'a [u8], bool)> {
         let start = self.i;
         let mut escaped = false;
         loop {
-            self.i += special_at(&self.s[self.i..]);
+            self.i += special_at(&self.s[self.i..]).0;
             match self.next()? {
                 b'"' => return Ok((&self.s[start..self.i - 1], escaped)),
                 b'\\' => {
@@ -404,18 +468,30 @@ impl<'a> Scan<'a> {
     /// A string we keep, after its opening quote: borrowed when it has no
     /// escapes (valid UTF-8), else decoded by serde_json itself, so both
     /// paths agree on every escape (surrogates included).
-    #[inline]
+    #[inline(always)]
     fn kept_str(&mut self) -> R<Cow<'a, str>> {
+        let start = self.i;
+        let (end, ascii) = self.plain_run();
+        if ascii && self.s.get(end) == Some(&b'"') {
+            self.i = end + 1;
+            // SAFETY: ASCII is UTF-8; most names are, and checking that is cheaper.
+            return Ok(Cow::Borrowed(unsafe {
+                std::str::from_utf8_unchecked(&self.s[start..end])
+            }));
+        }
+        self.kept_str_rare()
+    }
+
+    /// [`Self::kept_str`] of a string with escapes or other than ASCII.
+    #[cold]
+    #[inline(never)]
+    fn kept_str_rare(&mut self) -> R<Cow<'a, str>> {
         let open = self.i - 1;
         let (raw, escaped) = self.string()?;
         if escaped {
             return serde_json::from_slice::<String>(&self.s[open..self.i])
                 .map(Cow::Owned)
                 .map_err(|_| Bail);
-        }
-        if raw.is_ascii() {
-            // SAFETY: ASCII is UTF-8; most names are, and checking that is cheaper.
-            return Ok(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(raw) }));
         }
         std::str::from_utf8(raw)
             .map(Cow::Borrowed)
@@ -513,6 +589,67 @@ impl<'a> Scan<'a> {
     fn digits(&mut self) {
         while self.peek().is_some_and(|c| c.is_ascii_digit()) {
             self.i += 1;
+        }
+    }
+
+    /// The common integer, at most 18 digits (so no overflow) with no
+    /// leading zero, not `-0` and not followed by a fraction or exponent:
+    /// its value and end. `None` leaves the rest to [`Self::integer`].
+    #[inline(always)]
+    fn int_fast(&self) -> Option<(i64, usize)> {
+        let s = self.s;
+        let neg = s.get(self.i) == Some(&b'-');
+        let first = self.i + usize::from(neg);
+        let mut i = first;
+        let mut v: u64 = 0;
+        while let Some(&c @ b'0'..=b'9') = s.get(i) {
+            v = v.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+            i += 1;
+        }
+        let n = i - first;
+        if n == 0 || n > 18 || (s[first] == b'0' && (n > 1 || neg)) {
+            return None;
+        }
+        if let Some(b'.' | b'e' | b'E') = s.get(i) {
+            return None;
+        }
+        // Below 10^18: fits an i64 either way.
+        let v = v as i64;
+        Some((if neg { -v } else { v }, i))
+    }
+
+    /// Skips a value; the common scalars (strings, numbers of plain digits
+    /// with an optional fraction) inline, the rest as [`Self::skip_value`].
+    #[inline(always)]
+    fn skip_fast(&mut self, depth: u32) -> R<()> {
+        match self.peek() {
+            Some(b'"') => {
+                self.i += 1;
+                self.string().map(|_| ())
+            }
+            Some(b'1'..=b'9') => {
+                let s = self.s;
+                let mut i = self.i + 1;
+                while let Some(b'0'..=b'9') = s.get(i) {
+                    i += 1;
+                }
+                if s.get(i) == Some(&b'.') {
+                    i += 1;
+                    let frac = i;
+                    while let Some(b'0'..=b'9') = s.get(i) {
+                        i += 1;
+                    }
+                    if i == frac {
+                        return Err(Bail); // "1." is not JSON
+                    }
+                }
+                if let Some(b'e' | b'E') = s.get(i) {
+                    return self.number().map(|_| ());
+                }
+                self.i = i;
+                Ok(())
+            }
+            _ => self.skip_value(depth),
         }
     }
 
@@ -680,7 +817,18 @@ impl<'a> Scan<'a> {
         Ok(Some(Str(self.kept_str()?)))
     }
 
+    #[inline(always)]
     fn opt_id(&mut self) -> R<Option<Id<'a>>> {
+        if let Some((v, end)) = self.int_fast() {
+            self.i = end;
+            return Ok(Some(Id::Int(v)));
+        }
+        self.opt_id_rare()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn opt_id_rare(&mut self) -> R<Option<Id<'a>>> {
         if self.peek() == Some(b'n') {
             return if self.null() { Ok(None) } else { Err(Bail) };
         }
@@ -698,10 +846,17 @@ impl<'a> Scan<'a> {
         number_id(t).map(Some).ok_or(Bail)
     }
 
+    #[inline(always)]
     fn opt_nanos(&mut self) -> R<Option<Nanos>> {
         if let Some(v) = self.plain_time() {
             return Ok(Some(Nanos(v)));
         }
+        self.opt_nanos_rare()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn opt_nanos_rare(&mut self) -> R<Option<Nanos>> {
         if self.null() {
             return Ok(None);
         }
@@ -783,7 +938,7 @@ impl<'a> Scan<'a> {
             let key = self.event_key()?;
             self.colon()?;
             if skip {
-                self.skip_value(1)?;
+                self.skip_fast(1)?;
             } else {
                 match key {
                     EventKey::Ph => {
@@ -797,7 +952,7 @@ impl<'a> Scan<'a> {
                     EventKey::Ts => ev.ts = self.opt_nanos()?,
                     EventKey::Dur => ev.dur = self.opt_nanos()?,
                     EventKey::Args => self.args(&mut ev.args)?,
-                    EventKey::Other => self.skip_value(1)?,
+                    EventKey::Other => self.skip_fast(1)?,
                 }
             }
             if !self.more(b'}')? {
@@ -838,7 +993,7 @@ impl<'a> Scan<'a> {
                     let v = self.loose_int()?;
                     a.set_int(k, v);
                 }
-                None => self.skip_value(2)?,
+                None => self.skip_fast(2)?,
             }
             if !self.more(b'}')? {
                 return Ok(());
@@ -848,7 +1003,18 @@ impl<'a> Scan<'a> {
 
     /// An args value read as an integer, as the serde path's `Loose::int`:
     /// integers and numeric strings; other shapes read as absent.
+    #[inline(always)]
     fn loose_int(&mut self) -> R<Option<i64>> {
+        if let Some((v, end)) = self.int_fast() {
+            self.i = end;
+            return Ok(Some(v));
+        }
+        self.loose_int_rare()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn loose_int_rare(&mut self) -> R<Option<i64>> {
         match self.peek().ok_or(Bail)? {
             b'"' => {
                 self.i += 1;

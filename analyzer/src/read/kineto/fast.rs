@@ -101,6 +101,125 @@ fn zero_bytes(w: u64) -> u64 {
     !(((w & low) + low) | w | low)
 }
 
+/// How many of the eight bytes of `w` (little-endian) lead with digits,
+/// and the bytes less `'0'` (digits become their values).
+#[inline(always)]
+fn digit_run(w: u64) -> (usize, u64) {
+    let x = w ^ (ONES * u64::from(b'0'));
+    // Digits are the bytes now below 10; a byte's carry only reaches bytes
+    // above the first that is not one.
+    let other = (x.wrapping_add(ONES * 0x76) | x) & (ONES << 7);
+    ((other.trailing_zeros() / 8) as usize, x)
+}
+
+/// Eight digit values, the first in the lowest byte, as a number.
+#[inline(always)]
+fn eight_digits(x: u64) -> u64 {
+    const MASK: u64 = 0x0000_00ff_0000_00ff;
+    let x = x.wrapping_mul(10).wrapping_add(x >> 8);
+    (x & MASK)
+        .wrapping_mul(100 + (1_000_000 << 32))
+        .wrapping_add(((x >> 16) & MASK).wrapping_mul(1 + (10_000 << 32)))
+        >> 32
+}
+
+const POW10: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// The digits (at most sixteen) at the start of `s[i..]`, as a number and
+/// a count, read eight at a time; `None` when fewer than sixteen bytes are
+/// left (the caller reads those one at a time).
+#[inline(always)]
+fn lead_digits(s: &[u8], i: usize) -> Option<(u64, usize)> {
+    let b = s.get(i..i + 16)?;
+    let (lo, hi) = b.split_at(8);
+    let (k1, x1) = digit_run(u64::from_le_bytes(lo.try_into().unwrap_or([0; 8])));
+    if k1 < 8 {
+        if k1 == 0 {
+            return Some((0, 0));
+        }
+        // The k1 digits moved to the top; zeros (leading) below.
+        return Some((eight_digits(x1 << (64 - 8 * k1)), k1));
+    }
+    let (k2, x2) = digit_run(u64::from_le_bytes(hi.try_into().unwrap_or([0; 8])));
+    let first = eight_digits(x1);
+    if k2 == 0 {
+        return Some((first, 8));
+    }
+    let rest = eight_digits(x2 << (64 - 8 * k2));
+    Some((first * POW10[k2] + rest, 8 + k2))
+}
+
+/// The end of the run of digits at `s[i..]`.
+#[inline(always)]
+fn skip_digits(s: &[u8], mut i: usize) -> usize {
+    while let Some(b) = s.get(i..i + 8) {
+        let (k, _) = digit_run(u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+        i += k;
+        if k < 8 {
+            return i;
+        }
+    }
+    while let Some(b'0'..=b'9') = s.get(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+#[test]
+fn digits_are_read_as_numbers() {
+    for text in [
+        "",
+        "x",
+        "0",
+        "7,",
+        "12",
+        "123",
+        "1234",
+        "12345",
+        "123456",
+        "1234567",
+        "12345678",
+        "123456789",
+        "1669783687464200",
+        "9999999999999999",
+        "00000001",
+        "98765432.5",
+        "1669783687464200123",
+        "4/",
+        "5:",
+        "9\u{80}",
+    ] {
+        let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+        let mut s = text.as_bytes().to_vec();
+        assert_eq!(skip_digits(&s, 0), digits, "{text}");
+        if s.len() < 16 {
+            assert_eq!(lead_digits(&s, 0), None, "{text}: short");
+        }
+        s.extend_from_slice(b" padding to sixteen bytes");
+        assert_eq!(skip_digits(&s, 0), digits, "{text}");
+        let n = digits.min(16);
+        let want = text[..n].parse::<u64>().unwrap_or(0);
+        assert_eq!(lead_digits(&s, 0), Some((want, n)), "{text}");
+    }
+    // Every byte next to a digit: only digits continue the run.
+    for b in 0..=255u8 {
+        let w = u64::from_le_bytes([b'1', b'2', b, b'3', b, 0xff, b'0', b'9']);
+        let want = if b.is_ascii_digit() { 5 } else { 2 };
+        assert_eq!(digit_run(w).0, want, "{b}");
+    }
+}
+
 /// The index of the first `"`, `\\` or control character in `s` (its length
 /// if none), and whether the bytes before it are all ASCII (`false` may be
 /// said of ASCII bytes past the last full sixteen): sixteen bytes at a time
@@ -323,6 +442,29 @@ impl<'a> Scan<'a> {
     }
 
     fn ws_run(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        while let Some(block) = self.s.get(self.i..self.i + 16) {
+            use std::arch::x86_64::{
+                _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+            };
+            // SAFETY: SSE2 is part of the x86_64 baseline; the unaligned
+            // load reads `block`, sixteen bytes in bounds.
+            let blank = unsafe {
+                let v = _mm_loadu_si128(block.as_ptr().cast());
+                let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+                let hit = _mm_or_si128(
+                    _mm_or_si128(eq(b' '), eq(b'\n')),
+                    _mm_or_si128(eq(b'\r'), eq(b'\t')),
+                );
+                _mm_movemask_epi8(hit) as u32
+            };
+            if blank != 0xffff {
+                self.i += (!blank).trailing_zeros() as usize;
+                return;
+            }
+            self.i += 16;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
         while let Some(bytes) = self.s.get(self.i..self.i + 8) {
             let w = u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]));
             let blank = zero_bytes(w ^ (ONES * u64::from(b' ')))
@@ -539,6 +681,46 @@ impl<'a> Scan<'a> {
         })
     }
 
+    /// A kept event key with its colon, `"ts":`, matched as one word;
+    /// `None`, with nothing read, for any other key or an odd layout.
+    #[inline(always)]
+    fn kept_key(&mut self) -> Option<EventKey> {
+        const PH: u64 = word(b"\"ph\":");
+        const TS: u64 = word(b"\"ts\":");
+        const CAT: u64 = word(b"\"cat\":");
+        const PID: u64 = word(b"\"pid\":");
+        const TID: u64 = word(b"\"tid\":");
+        const DUR: u64 = word(b"\"dur\":");
+        const NAME: u64 = word(b"\"name\":");
+        const ARGS: u64 = word(b"\"args\":");
+        let b = self.s.get(self.i..self.i + 8)?;
+        let w = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+        // Where the closing quote would be picks the length; the compare
+        // then checks every byte.
+        let (len, key) = if b[3] == b'"' {
+            (5, w & 0xff_ffff_ffff)
+        } else if b[4] == b'"' {
+            (6, w & 0xffff_ffff_ffff)
+        } else if b[5] == b'"' {
+            (7, w & 0xff_ffff_ffff_ffff)
+        } else {
+            return None;
+        };
+        let k = match key {
+            PH => EventKey::Ph,
+            TS => EventKey::Ts,
+            CAT => EventKey::Cat,
+            PID => EventKey::Pid,
+            TID => EventKey::Tid,
+            DUR => EventKey::Dur,
+            NAME => EventKey::Name,
+            ARGS => EventKey::Args,
+            _ => return None,
+        };
+        self.i += len;
+        Some(k)
+    }
+
     /// An `args` key, as the keys the reader keeps.
     #[inline(always)]
     fn arg_key(&mut self) -> R<Option<ArgKey>> {
@@ -592,7 +774,7 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// The common integer, at most 18 digits (so no overflow) with no
+    /// The common integer, at most 16 digits (so no overflow) with no
     /// leading zero, not `-0` and not followed by a fraction or exponent:
     /// its value and end. `None` leaves the rest to [`Self::integer`].
     #[inline(always)]
@@ -600,20 +782,26 @@ impl<'a> Scan<'a> {
         let s = self.s;
         let neg = s.get(self.i) == Some(&b'-');
         let first = self.i + usize::from(neg);
-        let mut i = first;
-        let mut v: u64 = 0;
-        while let Some(&c @ b'0'..=b'9') = s.get(i) {
-            v = v.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-            i += 1;
-        }
+        let (v, i) = match lead_digits(s, first) {
+            Some((v, n)) => (v, first + n),
+            None => {
+                let (mut v, mut i) = (0u64, first);
+                while let Some(&c @ b'0'..=b'9') = s.get(i) {
+                    v = v.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+                    i += 1;
+                }
+                (v, i)
+            }
+        };
         let n = i - first;
-        if n == 0 || n > 18 || (s[first] == b'0' && (n > 1 || neg)) {
+        if n == 0 || n > 16 || (s[first] == b'0' && (n > 1 || neg)) {
             return None;
         }
-        if let Some(b'.' | b'e' | b'E') = s.get(i) {
+        // A seventeenth digit, a fraction or an exponent.
+        if let Some(b'0'..=b'9' | b'.' | b'e' | b'E') = s.get(i) {
             return None;
         }
-        // Below 10^18: fits an i64 either way.
+        // Below 10^16: fits an i64 either way.
         let v = v as i64;
         Some((if neg { -v } else { v }, i))
     }
@@ -629,16 +817,10 @@ impl<'a> Scan<'a> {
             }
             Some(b'1'..=b'9') => {
                 let s = self.s;
-                let mut i = self.i + 1;
-                while let Some(b'0'..=b'9') = s.get(i) {
-                    i += 1;
-                }
+                let mut i = skip_digits(s, self.i + 1);
                 if s.get(i) == Some(&b'.') {
-                    i += 1;
-                    let frac = i;
-                    while let Some(b'0'..=b'9') = s.get(i) {
-                        i += 1;
-                    }
+                    let frac = i + 1;
+                    i = skip_digits(s, frac);
                     if i == frac {
                         return Err(Bail); // "1." is not JSON
                     }
@@ -809,12 +991,18 @@ impl<'a> Scan<'a> {
         }
     }
 
+    #[inline(always)]
     fn opt_str(&mut self) -> R<Option<Str<'a>>> {
         if self.peek() != Some(b'"') {
-            return if self.null() { Ok(None) } else { Err(Bail) };
+            return self.null_or_bail();
         }
         self.i += 1;
         Ok(Some(Str(self.kept_str()?)))
+    }
+
+    #[cold]
+    fn null_or_bail<T>(&mut self) -> R<Option<T>> {
+        if self.null() { Ok(None) } else { Err(Bail) }
     }
 
     #[inline(always)]
@@ -884,18 +1072,26 @@ impl<'a> Scan<'a> {
     fn plain_time(&mut self) -> Option<i64> {
         let s = self.s;
         let start = self.i;
-        let mut i = start;
-        let mut v: u64 = 0;
-        while let Some(&c @ b'0'..=b'9') = s.get(i) {
-            v = v * 10 + u64::from(c - b'0');
-            i += 1;
-            if i - start > 16 {
-                return None;
+        let (mut v, mut i) = match lead_digits(s, start) {
+            Some((v, n)) => (v, start + n),
+            None => {
+                let (mut v, mut i) = (0u64, start);
+                while let Some(&c @ b'0'..=b'9') = s.get(i) {
+                    if i - start == 16 {
+                        return None;
+                    }
+                    v = v * 10 + u64::from(c - b'0');
+                    i += 1;
+                }
+                (v, i)
             }
-        }
+        };
         let int_digits = i - start;
-        // "01" is not JSON.
-        if int_digits == 0 || (int_digits > 1 && s[start] == b'0') {
+        // "01" is not JSON; a seventeenth digit is left to the general path.
+        if int_digits == 0
+            || (int_digits > 1 && s[start] == b'0')
+            || s.get(i).is_some_and(u8::is_ascii_digit)
+        {
             return None;
         }
         let mut scale = 1000;
@@ -935,8 +1131,17 @@ impl<'a> Scan<'a> {
         let mut skip = false;
         loop {
             self.ws();
-            let key = self.event_key()?;
-            self.colon()?;
+            let key = match self.kept_key() {
+                Some(k) => {
+                    self.ws();
+                    k
+                }
+                None => {
+                    let k = self.event_key()?;
+                    self.colon()?;
+                    k
+                }
+            };
             if skip {
                 self.skip_fast(1)?;
             } else {

@@ -95,6 +95,7 @@ fn special_mask(w: u64) -> u64 {
 }
 
 /// The high bit of each zero byte of `w`, exactly (no borrow between bytes).
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn zero_bytes(w: u64) -> u64 {
     let low = ONES * 0x7f;
@@ -991,7 +992,52 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// Reads a string field into `out` in place: the common plain ASCII
+    /// string is stored as its three words; a whole `Option<Str>` returned
+    /// and moved went through the stack and stalled on store forwarding.
     #[inline(always)]
+    fn str_field(&mut self, out: &mut Option<Str<'a>>) -> R<()> {
+        if self.peek() == Some(b'"') {
+            let start = self.i + 1;
+            self.i = start;
+            let (end, ascii) = self.plain_run();
+            if ascii && self.s.get(end) == Some(&b'"') {
+                self.i = end + 1;
+                // SAFETY: ASCII is UTF-8.
+                let text = unsafe { std::str::from_utf8_unchecked(&self.s[start..end]) };
+                *out = Some(Str(Cow::Borrowed(text)));
+                return Ok(());
+            }
+            self.i = start - 1;
+        }
+        self.str_field_rare(out)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn str_field_rare(&mut self, out: &mut Option<Str<'a>>) -> R<()> {
+        *out = self.opt_str()?;
+        Ok(())
+    }
+
+    /// Reads a pid or tid into `out` in place (see [`Self::str_field`]).
+    #[inline(always)]
+    fn id_field(&mut self, out: &mut Option<Id<'a>>) -> R<()> {
+        if let Some((v, end)) = self.int_fast() {
+            self.i = end;
+            *out = Some(Id::Int(v));
+            return Ok(());
+        }
+        self.id_field_rare(out)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn id_field_rare(&mut self, out: &mut Option<Id<'a>>) -> R<()> {
+        *out = self.opt_id_rare()?;
+        Ok(())
+    }
+
     fn opt_str(&mut self) -> R<Option<Str<'a>>> {
         if self.peek() != Some(b'"') {
             return self.null_or_bail();
@@ -1005,17 +1051,7 @@ impl<'a> Scan<'a> {
         if self.null() { Ok(None) } else { Err(Bail) }
     }
 
-    #[inline(always)]
-    fn opt_id(&mut self) -> R<Option<Id<'a>>> {
-        if let Some((v, end)) = self.int_fast() {
-            self.i = end;
-            return Ok(Some(Id::Int(v)));
-        }
-        self.opt_id_rare()
-    }
-
-    #[cold]
-    #[inline(never)]
+    /// A pid or tid of any shape the serde path takes.
     fn opt_id_rare(&mut self) -> R<Option<Id<'a>>> {
         if self.peek() == Some(b'n') {
             return if self.null() { Ok(None) } else { Err(Bail) };
@@ -1147,13 +1183,13 @@ impl<'a> Scan<'a> {
             } else {
                 match key {
                     EventKey::Ph => {
-                        ev.ph = self.opt_str()?;
+                        self.str_field(&mut ev.ph)?;
                         skip = matches!(ev.ph.as_deref(), Some("s" | "f" | "t" | "C"));
                     }
-                    EventKey::Cat => ev.cat = self.opt_str()?,
-                    EventKey::Name => ev.name = self.opt_str()?,
-                    EventKey::Pid => ev.pid = self.opt_id()?,
-                    EventKey::Tid => ev.tid = self.opt_id()?,
+                    EventKey::Cat => self.str_field(&mut ev.cat)?,
+                    EventKey::Name => self.str_field(&mut ev.name)?,
+                    EventKey::Pid => self.id_field(&mut ev.pid)?,
+                    EventKey::Tid => self.id_field(&mut ev.tid)?,
                     EventKey::Ts => ev.ts = self.opt_nanos()?,
                     EventKey::Dur => ev.dur = self.opt_nanos()?,
                     EventKey::Args => self.args(&mut ev.args)?,

@@ -364,7 +364,7 @@ enum EventKey {
     Other,
 }
 
-/// A key of at most seven bytes as a little-endian word, zero-padded.
+/// A key of at most eight bytes as a little-endian word, zero-padded.
 const fn word(key: &[u8]) -> u64 {
     let mut w = 0u64;
     let mut i = key.len();
@@ -400,6 +400,36 @@ impl EventKey {
         }
     }
 }
+
+/// Spreads the kept keys' words (with quotes and colon) over eight slots,
+/// one each; checked when [`KEPT_KEYS`] is built.
+const fn kept_key_slot(w: u64) -> usize {
+    (w.wrapping_mul(0x7e0a_b2ed_31b1_c27f) >> 61) as usize
+}
+
+/// Each kept event key's word, `"ph":` and so on, in its slot.
+const KEPT_KEYS: [(u64, EventKey); 8] = {
+    let keys: [(&[u8], EventKey); 8] = [
+        (b"\"ph\":", EventKey::Ph),
+        (b"\"cat\":", EventKey::Cat),
+        (b"\"name\":", EventKey::Name),
+        (b"\"pid\":", EventKey::Pid),
+        (b"\"tid\":", EventKey::Tid),
+        (b"\"ts\":", EventKey::Ts),
+        (b"\"dur\":", EventKey::Dur),
+        (b"\"args\":", EventKey::Args),
+    ];
+    let mut table = [(0u64, EventKey::Other); 8];
+    let mut i = 0;
+    while i < keys.len() {
+        let w = word(keys[i].0);
+        let slot = kept_key_slot(w);
+        assert!(table[slot].0 == 0, "two kept keys share a slot");
+        table[slot] = (w, keys[i].1);
+        i += 1;
+    }
+    table
+};
 
 struct Scan<'a> {
     s: &'a [u8],
@@ -701,38 +731,22 @@ impl<'a> Scan<'a> {
     /// `None`, with nothing read, for any other key or an odd layout.
     #[inline(always)]
     fn kept_key(&mut self) -> Option<EventKey> {
-        const PH: u64 = word(b"\"ph\":");
-        const TS: u64 = word(b"\"ts\":");
-        const CAT: u64 = word(b"\"cat\":");
-        const PID: u64 = word(b"\"pid\":");
-        const TID: u64 = word(b"\"tid\":");
-        const DUR: u64 = word(b"\"dur\":");
-        const NAME: u64 = word(b"\"name\":");
-        const ARGS: u64 = word(b"\"args\":");
         let b = self.s.get(self.i..self.i + 8)?;
         let w = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
-        // Where the closing quote would be picks the length; the compare
-        // then checks every byte.
-        let (len, key) = if b[3] == b'"' {
-            (5, w & 0xff_ffff_ffff)
-        } else if b[4] == b'"' {
-            (6, w & 0xffff_ffff_ffff)
-        } else if b[5] == b'"' {
-            (7, w & 0xff_ffff_ffff_ffff)
-        } else {
+        // The first quote after the opening one ends the key; the colon
+        // follows it. The compare then checks every byte of the guess.
+        let q = w ^ (ONES * u64::from(b'"'));
+        let low = ONES * 0x7f;
+        let quotes = !(((q & low) + low) | q | low) & !0x80;
+        let len = (quotes.trailing_zeros() / 8) as usize + 2;
+        if len > 8 {
             return None;
-        };
-        let k = match key {
-            PH => EventKey::Ph,
-            TS => EventKey::Ts,
-            CAT => EventKey::Cat,
-            PID => EventKey::Pid,
-            TID => EventKey::Tid,
-            DUR => EventKey::Dur,
-            NAME => EventKey::Name,
-            ARGS => EventKey::Args,
-            _ => return None,
-        };
+        }
+        let key = w & (u64::MAX >> (64 - 8 * len));
+        let (want, k) = KEPT_KEYS[kept_key_slot(key)];
+        if key != want {
+            return None;
+        }
         self.i += len;
         Some(k)
     }
@@ -796,6 +810,12 @@ impl<'a> Scan<'a> {
     #[inline(always)]
     fn int_fast(&self) -> Option<(i64, usize)> {
         let s = self.s;
+        // One digit alone (small ids, flags, grid sizes): no word needed.
+        if let (Some(&c @ b'0'..=b'9'), Some(next)) = (s.get(self.i), s.get(self.i + 1))
+            && !matches!(next, b'0'..=b'9' | b'.' | b'e' | b'E')
+        {
+            return Some((i64::from(c - b'0'), self.i + 1));
+        }
         let neg = s.get(self.i) == Some(&b'-');
         let first = self.i + usize::from(neg);
         let (v, i) = match lead_digits(s, first) {
@@ -831,9 +851,14 @@ impl<'a> Scan<'a> {
                 self.i += 1;
                 self.string().map(|_| ())
             }
-            Some(b'1'..=b'9') => {
+            Some(c @ b'0'..=b'9') => {
                 let s = self.s;
-                let mut i = skip_digits(s, self.i + 1);
+                // A leading 0 stands alone ("01" then fails at the `1`).
+                let mut i = if c == b'0' {
+                    self.i + 1
+                } else {
+                    skip_digits(s, self.i + 1)
+                };
                 if s.get(i) == Some(&b'.') {
                     let frac = i + 1;
                     i = skip_digits(s, frac);

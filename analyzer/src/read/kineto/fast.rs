@@ -1194,6 +1194,91 @@ impl<'a> Scan<'a> {
         Some(ns)
     }
 
+    /// The kept key `want` (its word, quotes and colon, `len` bytes) with
+    /// the blanks after it, if it is next; else nothing is read.
+    #[inline(always)]
+    fn expect_key(&mut self, want: u64, len: usize) -> bool {
+        let Some(b) = self.s.get(self.i..self.i + 8) else {
+            return false;
+        };
+        let w = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+        if w & (u64::MAX >> (64 - 8 * len)) != want {
+            return false;
+        }
+        self.i += len;
+        self.ws();
+        true
+    }
+
+    /// Kineto writes an event's kept keys first and in one order (`ph`,
+    /// `cat`, `name`, `pid`, `tid`, `ts`, `dur`): while they come so, each
+    /// key is one compare and nothing is dispatched. Returns whether the
+    /// object ended; else the scan stands before the next key (or a flow's
+    /// or counter's second one) for the general loop of [`Self::event`].
+    #[inline(always)]
+    fn kineto_order(&mut self, ev: &mut RawEvent<'a>) -> R<bool> {
+        if !self.expect_key(word(b"\"ph\":"), 5) {
+            return Ok(false);
+        }
+        self.str_field(&mut ev.ph)?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        if matches!(ev.ph.as_deref(), Some("s" | "f" | "t" | "C")) {
+            return Ok(false);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"cat\":"), 6) {
+            return Ok(false);
+        }
+        self.str_field(&mut ev.cat)?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"name\":"), 7) {
+            return Ok(false);
+        }
+        self.str_field(&mut ev.name)?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"pid\":"), 6) {
+            return Ok(false);
+        }
+        self.id_field(&mut ev.pid)?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"tid\":"), 6) {
+            return Ok(false);
+        }
+        self.id_field(&mut ev.tid)?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"ts\":"), 5) {
+            return Ok(false);
+        }
+        ev.ts = self.opt_nanos()?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"dur\":"), 6) {
+            return Ok(false);
+        }
+        ev.dur = self.opt_nanos()?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        Ok(false)
+    }
+
     /// One event object, with the serde visitor's semantics (later duplicate
     /// keys win; after a flow's or counter's `ph`, the rest is skipped).
     fn event(&mut self, ev: &mut RawEvent<'a>) -> R<()> {
@@ -1204,7 +1289,10 @@ impl<'a> Scan<'a> {
             self.i += 1;
             return Ok(());
         }
-        let mut skip = false;
+        if self.kineto_order(ev)? {
+            return Ok(());
+        }
+        let mut skip = matches!(ev.ph.as_deref(), Some("s" | "f" | "t" | "C"));
         loop {
             self.ws();
             let key = match self.kept_key() {
@@ -1411,6 +1499,50 @@ mod tests {
             assert_eq!(parse_array(text.as_bytes(), true, &mut a), Ok(()), "{text}");
             document::parse_array(text.as_bytes(), &mut b).unwrap();
             assert_eq!(fingerprint(a), fingerprint(b), "{text}");
+        }
+    }
+
+    #[test]
+    fn kineto_order_and_others_agree_with_serde() {
+        // Kineto's order whole, cut short, broken at each key, with keys
+        // repeated after it, in compact and odd layouts, and flows.
+        for text in [
+            r#"[{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 2, "ts": 3, "dur": 4, "args": {"External id": 5}}]"#,
+            r#"[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1.5,"dur":2,"args":{"stream":7,"correlation":9}}]"#,
+            r#"[{"ph": "X"}, {"ph": "X", "cat": "cpu_op"}, {"ph": "X", "cat": "c", "name": "n"}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": 1}, {"ph": "X", "cat": "c", "name": "n", "pid": 1, "tid": 2}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": 1, "tid": 2, "ts": 3}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": 1, "tid": 2, "ts": 3, "dur": 4}]"#,
+            r#"[{"ph": "X", "name": "n", "cat": "cpu_op", "pid": 1, "tid": 2, "ts": 3, "dur": 4}]"#,
+            r#"[{"ph": "X", "cat": "cpu_op", "x": 1, "name": "n", "pid": 1, "tid": 2, "ts": 3, "dur": 4}]"#,
+            r#"[{"ph": "X", "cat": "cpu_op", "name": "n", "pid": 1, "tid": 2, "ts": 3, "dur": 4, "name": "m", "ts": 9}]"#,
+            r#"[{"ph": "X", "cat": "cpu_op", "name": "n", "pid": 1, "tid": 2, "ts": 3, "dur": 4, "ph": "f", "name": 5}]"#,
+            r#"[{"ph": "f", "cat": "cpu_op", "name": 5, "pid": [], "ts": "x"}, {"ph": "C", "ts": {}}]"#,
+            r#"[{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 5,
+                "args": {"Device Type": 1, "Device Id": 0, "Addr": 7, "Bytes": 64}}]"#,
+            "[{\"ph\":  \"X\", \"cat\" : \"cpu_op\",\n  \"name\":\t\"n\", \"pid\":\n1 , \"tid\": 2\n, \"ts\": 3 ,\"dur\":4}]",
+            r#"[{"pid": 1, "ph": "X", "cat": "cpu_op", "name": "n", "tid": 2, "ts": 3, "dur": 4}]"#,
+            r#"[{"ph": "X", "cat": null, "name": null, "pid": null, "tid": null, "ts": null, "dur": null}]"#,
+            r#"[{"ph": "X", "cat": "cpu_op", "name": "n", "pid": "Spans", "tid": -3, "ts": 1e3, "dur": 0.5}]"#,
+        ] {
+            let mut a = Builder::new("t".into());
+            let mut b = Builder::new("t".into());
+            assert_eq!(parse_array(text.as_bytes(), true, &mut a), Ok(()), "{text}");
+            document::parse_array(text.as_bytes(), &mut b).unwrap();
+            assert_eq!(fingerprint(a), fingerprint(b), "{text}");
+        }
+        // And what serde rejects, in order or not.
+        for bad in [
+            r#"[{"ph": "X", "cat": 5}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": {}}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": 1, "tid": 2, "ts": "x"}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": 1, "tid": 2, "ts": 3, "dur": [1]}]"#,
+            r#"[{"ph": "X", "cat": "c",}]"#,
+            r#"[{"ph": "X" "cat": "c"}]"#,
+        ] {
+            let (fast, serde) = both(bad);
+            assert!(serde.is_err(), "serde accepts {bad}");
+            assert_eq!(fast, Err(Bail), "{bad}");
         }
     }
 

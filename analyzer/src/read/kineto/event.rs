@@ -292,36 +292,37 @@ pub enum ArgKey {
 }
 
 impl ArgKey {
+    /// Most keys are none of these: told apart on length first, then by
+    /// comparisons of known length, which compile to a few word compares.
+    #[inline(always)]
     pub fn of(key: &[u8]) -> Option<ArgKey> {
-        // Most keys are none of these: rejected on length and first byte
-        // before any comparison.
-        if !matches!(
-            (key.len(), key.first()),
-            (11, Some(b'c' | b'E' | b'e' | b'D'))
-                | (6, Some(b'd' | b's'))
-                | (5, Some(b'b' | b'B'))
-                | (4, Some(b'g' | b'n' | b'A'))
-                | (13, Some(b's'))
-                | (20, Some(b'r'))
-                | (9, Some(b'D'))
-        ) {
-            return None;
-        }
-        Some(match key {
-            b"correlation" => ArgKey::Correlation,
-            b"External id" | b"external id" => ArgKey::ExternalId,
-            b"device" => ArgKey::Device,
-            b"stream" => ArgKey::Stream,
-            b"bytes" => ArgKey::Bytes,
-            b"grid" => ArgKey::Grid,
-            b"block" => ArgKey::Block,
-            b"shared memory" => ArgKey::SharedMemory,
-            b"registers per thread" => ArgKey::Registers,
-            b"name" => ArgKey::Name,
-            b"Device Type" => ArgKey::DeviceType,
-            b"Device Id" => ArgKey::DeviceId,
-            b"Addr" => ArgKey::Addr,
-            b"Bytes" => ArgKey::MemBytes,
+        Some(match key.len() {
+            11 => match key {
+                b"External id" | b"external id" => ArgKey::ExternalId,
+                b"correlation" => ArgKey::Correlation,
+                b"Device Type" => ArgKey::DeviceType,
+                _ => return None,
+            },
+            6 => match key {
+                b"stream" => ArgKey::Stream,
+                b"device" => ArgKey::Device,
+                _ => return None,
+            },
+            5 => match key {
+                b"bytes" => ArgKey::Bytes,
+                b"block" => ArgKey::Block,
+                b"Bytes" => ArgKey::MemBytes,
+                _ => return None,
+            },
+            4 => match key {
+                b"grid" => ArgKey::Grid,
+                b"name" => ArgKey::Name,
+                b"Addr" => ArgKey::Addr,
+                _ => return None,
+            },
+            13 if key == b"shared memory" => ArgKey::SharedMemory,
+            20 if key == b"registers per thread" => ArgKey::Registers,
+            9 if key == b"Device Id" => ArgKey::DeviceId,
             _ => return None,
         })
     }
@@ -521,7 +522,19 @@ mod tests {
         ] {
             assert_eq!(ArgKey::of(key.as_bytes()), Some(want), "{key}");
         }
-        for other in ["correlatioN", "Ev Idx", "", "streams", "Device Idx"] {
+        for other in [
+            "correlatioN",
+            "Ev Idx",
+            "",
+            "streams",
+            "Device Idx",
+            "Device Iz",
+            "shared memorx",
+            "registers per threax",
+            "nam",
+            "blocK",
+            "Addr ",
+        ] {
             assert_eq!(ArgKey::of(other.as_bytes()), None, "{other}");
         }
     }

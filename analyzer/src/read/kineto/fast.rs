@@ -4,9 +4,12 @@
 //! df_index_resolver trace, portable and `target-cpu=native` builds alike):
 //! simd-json 0.14's tape alone at 124-165 MB/s, a sonic-rs 0.5 `Value` at
 //! 150-250 MB/s, against about 450 MB/s for this scanner with the events
-//! built then (about 800 MB/s since: about 3,200 instructions per event of
-//! that trace, 13 per byte; the costs are spread over blanks, keys, strings
-//! and numbers, each checked as serde would).
+//! built then. Since: about 2,400 instructions per event of that trace
+//! with the model built (9.6 per byte, from 3,500), by reading the common
+//! shapes inline (strings and blanks sixteen bytes at a time, digits
+//! eight), Kineto's key order by one word compare per key, and keeping
+//! values and the position out of memory (returned through the stack, they
+//! stalled on store forwarding); rare shapes run out of line.
 //!
 //! It accepts a strict subset of what the serde path (`document`, `event`)
 //! accepts and fills the same [`RawEvent`]s with the same values. Anything
@@ -95,16 +98,140 @@ fn special_mask(w: u64) -> u64 {
 }
 
 /// The high bit of each zero byte of `w`, exactly (no borrow between bytes).
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn zero_bytes(w: u64) -> u64 {
     let low = ONES * 0x7f;
     !(((w & low) + low) | w | low)
 }
 
+/// How many of the eight bytes of `w` (little-endian) lead with digits,
+/// and the bytes less `'0'` (digits become their values).
+#[inline(always)]
+fn digit_run(w: u64) -> (usize, u64) {
+    let x = w ^ (ONES * u64::from(b'0'));
+    // Digits are the bytes now below 10; a byte's carry only reaches bytes
+    // above the first that is not one.
+    let other = (x.wrapping_add(ONES * 0x76) | x) & (ONES << 7);
+    ((other.trailing_zeros() / 8) as usize, x)
+}
+
+/// Eight digit values, the first in the lowest byte, as a number.
+#[inline(always)]
+fn eight_digits(x: u64) -> u64 {
+    const MASK: u64 = 0x0000_00ff_0000_00ff;
+    let x = x.wrapping_mul(10).wrapping_add(x >> 8);
+    (x & MASK)
+        .wrapping_mul(100 + (1_000_000 << 32))
+        .wrapping_add(((x >> 16) & MASK).wrapping_mul(1 + (10_000 << 32)))
+        >> 32
+}
+
+const POW10: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// The digits (at most sixteen) at the start of `s[i..]`, as a number and
+/// a count, read eight at a time; `None` when fewer than sixteen bytes are
+/// left (the caller reads those one at a time).
+#[inline(always)]
+fn lead_digits(s: &[u8], i: usize) -> Option<(u64, usize)> {
+    let b = s.get(i..i + 16)?;
+    let (lo, hi) = b.split_at(8);
+    let (k1, x1) = digit_run(u64::from_le_bytes(lo.try_into().unwrap_or([0; 8])));
+    if k1 < 8 {
+        if k1 == 0 {
+            return Some((0, 0));
+        }
+        // The k1 digits moved to the top; zeros (leading) below.
+        return Some((eight_digits(x1 << (64 - 8 * k1)), k1));
+    }
+    let (k2, x2) = digit_run(u64::from_le_bytes(hi.try_into().unwrap_or([0; 8])));
+    let first = eight_digits(x1);
+    if k2 == 0 {
+        return Some((first, 8));
+    }
+    let rest = eight_digits(x2 << (64 - 8 * k2));
+    Some((first * POW10[k2] + rest, 8 + k2))
+}
+
+/// The end of the run of digits at `s[i..]`.
+#[inline(always)]
+fn skip_digits(s: &[u8], mut i: usize) -> usize {
+    while let Some(b) = s.get(i..i + 8) {
+        let (k, _) = digit_run(u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+        i += k;
+        if k < 8 {
+            return i;
+        }
+    }
+    while let Some(b'0'..=b'9') = s.get(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+#[test]
+fn digits_are_read_as_numbers() {
+    for text in [
+        "",
+        "x",
+        "0",
+        "7,",
+        "12",
+        "123",
+        "1234",
+        "12345",
+        "123456",
+        "1234567",
+        "12345678",
+        "123456789",
+        "1669783687464200",
+        "9999999999999999",
+        "00000001",
+        "98765432.5",
+        "1669783687464200123",
+        "4/",
+        "5:",
+        "9\u{80}",
+    ] {
+        let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+        let mut s = text.as_bytes().to_vec();
+        assert_eq!(skip_digits(&s, 0), digits, "{text}");
+        if s.len() < 16 {
+            assert_eq!(lead_digits(&s, 0), None, "{text}: short");
+        }
+        s.extend_from_slice(b" padding to sixteen bytes");
+        assert_eq!(skip_digits(&s, 0), digits, "{text}");
+        let n = digits.min(16);
+        let want = text[..n].parse::<u64>().unwrap_or(0);
+        assert_eq!(lead_digits(&s, 0), Some((want, n)), "{text}");
+    }
+    // Every byte next to a digit: only digits continue the run.
+    for b in 0..=255u8 {
+        let w = u64::from_le_bytes([b'1', b'2', b, b'3', b, 0xff, b'0', b'9']);
+        let want = if b.is_ascii_digit() { 5 } else { 2 };
+        assert_eq!(digit_run(w).0, want, "{b}");
+    }
+}
+
 /// The index of the first `"`, `\\` or control character in `s` (its length
-/// if none): sixteen bytes at a time with SSE2 (kernel names run to hundreds
-/// of bytes), then eight at a time, as serde_json does.
-fn special_at(s: &[u8]) -> usize {
+/// if none), and whether the bytes before it are all ASCII (`false` may be
+/// said of ASCII bytes past the last full sixteen): sixteen bytes at a time
+/// with SSE2 (kernel names run to hundreds of bytes), then eight at a time,
+/// as serde_json does. Returned in two registers: through memory, the
+/// caller's reload stalled on store forwarding.
+#[inline(never)]
+fn special_at(s: &[u8]) -> (usize, bool) {
     let mut off = 0;
     #[cfg(target_arch = "x86_64")]
     {
@@ -112,6 +239,7 @@ fn special_at(s: &[u8]) -> usize {
             _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
             _mm_set1_epi8,
         };
+        let mut high = 0u32;
         // SAFETY: SSE2 is part of the x86_64 baseline; each unaligned load
         // reads s[off..off + 16], in bounds.
         unsafe {
@@ -127,14 +255,27 @@ fn special_at(s: &[u8]) -> usize {
                     ctrl,
                 );
                 let bits = _mm_movemask_epi8(hit) as u32;
+                // The bytes with their high bit set: not ASCII.
+                let top = _mm_movemask_epi8(v) as u32;
                 if bits != 0 {
-                    return off + bits.trailing_zeros() as usize;
+                    let below = (1u32 << bits.trailing_zeros()) - 1;
+                    return (
+                        off + bits.trailing_zeros() as usize,
+                        high | (top & below) == 0,
+                    );
                 }
+                high |= top;
                 off += 16;
             }
         }
     }
-    for chunk in s[off..].chunks_exact(8) {
+    (off + special_tail(&s[off..]), false)
+}
+
+/// [`special_at`] eight bytes at a time.
+fn special_tail(s: &[u8]) -> usize {
+    let mut off = 0;
+    for chunk in s.chunks_exact(8) {
         let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
             break;
         };
@@ -175,9 +316,19 @@ fn special_at_finds_the_first_special_byte() {
                 .iter()
                 .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
                 .unwrap_or(s.len());
-            assert_eq!(special_at(&s), want, "{s:?}");
+            let (at, ascii) = special_at(&s);
+            assert_eq!(at, want, "{s:?}");
+            // ASCII may only be said of ASCII.
+            assert!(!ascii || s[..at].is_ascii(), "{s:?}");
+            assert_eq!(special_tail(&s), want, "{s:?}");
         }
     }
+    // ASCII found in the sixteen-byte steps is said to be.
+    assert_eq!(special_at(b"abcdefghijklmnopqrst\"0123456789a"), (20, true));
+    assert_eq!(
+        special_at("abcdefghijklmnopqé\"0123456789ab".as_bytes()),
+        (19, false)
+    );
 }
 
 /// The common shape of a time, `123456.789` (no sign or exponent, at most
@@ -216,7 +367,7 @@ enum EventKey {
     Other,
 }
 
-/// A key of at most seven bytes as a little-endian word, zero-padded.
+/// A key of at most eight bytes as a little-endian word, zero-padded.
 const fn word(key: &[u8]) -> u64 {
     let mut w = 0u64;
     let mut i = key.len();
@@ -253,12 +404,57 @@ impl EventKey {
     }
 }
 
+/// Spreads the kept keys' words (with quotes and colon) over eight slots,
+/// one each; checked when [`KEPT_KEYS`] is built.
+const fn kept_key_slot(w: u64) -> usize {
+    (w.wrapping_mul(0x7e0a_b2ed_31b1_c27f) >> 61) as usize
+}
+
+/// Each kept event key's word, `"ph":` and so on, in its slot.
+const KEPT_KEYS: [(u64, EventKey); 8] = {
+    let keys: [(&[u8], EventKey); 8] = [
+        (b"\"ph\":", EventKey::Ph),
+        (b"\"cat\":", EventKey::Cat),
+        (b"\"name\":", EventKey::Name),
+        (b"\"pid\":", EventKey::Pid),
+        (b"\"tid\":", EventKey::Tid),
+        (b"\"ts\":", EventKey::Ts),
+        (b"\"dur\":", EventKey::Dur),
+        (b"\"args\":", EventKey::Args),
+    ];
+    let mut table = [(0u64, EventKey::Other); 8];
+    let mut i = 0;
+    while i < keys.len() {
+        let w = word(keys[i].0);
+        let slot = kept_key_slot(w);
+        assert!(table[slot].0 == 0, "two kept keys share a slot");
+        table[slot] = (w, keys[i].1);
+        i += 1;
+    }
+    table
+};
+
 struct Scan<'a> {
     s: &'a [u8],
     i: usize,
 }
 
 impl<'a> Scan<'a> {
+    /// Runs `f` on a copy of the scanner and takes its position back. Only
+    /// the copy's address reaches `f` (the rare shapes, out of line), so
+    /// the hot loops keep their own position in a register: with it in
+    /// memory, every step was a store-to-load round trip.
+    #[inline(always)]
+    fn detached<T>(&mut self, f: impl FnOnce(&mut Scan<'a>) -> T) -> T {
+        let mut copy = Scan {
+            s: self.s,
+            i: self.i,
+        };
+        let out = f(&mut copy);
+        self.i = copy.i;
+        out
+    }
+
     fn peek(&self) -> Option<u8> {
         self.s.get(self.i).copied()
     }
@@ -295,6 +491,29 @@ impl<'a> Scan<'a> {
     }
 
     fn ws_run(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        while let Some(block) = self.s.get(self.i..self.i + 16) {
+            use std::arch::x86_64::{
+                _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+            };
+            // SAFETY: SSE2 is part of the x86_64 baseline; the unaligned
+            // load reads `block`, sixteen bytes in bounds.
+            let blank = unsafe {
+                let v = _mm_loadu_si128(block.as_ptr().cast());
+                let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+                let hit = _mm_or_si128(
+                    _mm_or_si128(eq(b' '), eq(b'\n')),
+                    _mm_or_si128(eq(b'\r'), eq(b'\t')),
+                );
+                _mm_movemask_epi8(hit) as u32
+            };
+            if blank != 0xffff {
+                self.i += (!blank).trailing_zeros() as usize;
+                return;
+            }
+            self.i += 16;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
         while let Some(bytes) = self.s.get(self.i..self.i + 8) {
             let w = u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]));
             let blank = zero_bytes(w ^ (ONES * u64::from(b' ')))
@@ -355,30 +574,66 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// From `self.i` (after an opening quote): where the first `"`, `\\` or
+    /// control character is, and whether the bytes before it are ASCII (see
+    /// [`special_at`]). The first sixteen bytes, which hold most keys and
+    /// many values, are looked at inline.
+    #[inline(always)]
+    fn plain_run(&self) -> (usize, bool) {
+        let (s, i) = (self.s, self.i);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(block) = s.get(i..i + 16) {
+            use std::arch::x86_64::{
+                _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+                _mm_set1_epi8,
+            };
+            // SAFETY: SSE2 is part of the x86_64 baseline; the unaligned
+            // load reads `block`, sixteen bytes in bounds.
+            let (bits, top) = unsafe {
+                let v = _mm_loadu_si128(block.as_ptr().cast());
+                let ctrl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+                let hit = _mm_or_si128(
+                    _mm_or_si128(
+                        _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+                        _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+                    ),
+                    ctrl,
+                );
+                (_mm_movemask_epi8(hit) as u32, _mm_movemask_epi8(v) as u32)
+            };
+            if bits != 0 {
+                let k = bits.trailing_zeros();
+                return (i + k as usize, top & ((1 << k) - 1) == 0);
+            }
+            let (k, ascii) = special_at(&s[i + 16..]);
+            return (i + 16 + k, ascii && top == 0);
+        }
+        let (k, ascii) = special_at(&s[i..]);
+        (i + k, ascii)
+    }
+
     /// After the opening quote: the raw contents and whether they hold an
     /// escape. Checks what serde_json checks of strings it skips: no control
     /// characters, valid escapes.
     #[inline(always)]
     fn string(&mut self) -> R<(&'a [u8], bool)> {
-        // Most keys and many values end within eight bytes: one word, inline.
-        if let Some(bytes) = self.s.get(self.i..self.i + 8) {
-            let w = u64::from_le_bytes(bytes.try_into().map_err(|_| Bail)?);
-            let hit = special_mask(w);
-            let k = (hit.trailing_zeros() / 8) as usize;
-            if hit != 0 && bytes[k] == b'"' {
-                let raw = &bytes[..k];
-                self.i += k + 1;
-                return Ok((raw, false));
-            }
+        let start = self.i;
+        let (end, _) = self.plain_run();
+        if self.s.get(end) == Some(&b'"') {
+            self.i = end + 1;
+            return Ok((&self.s[start..end], false));
         }
-        self.string_long()
+        self.detached(|p| p.string_long())
     }
 
+    /// [`Self::string`] with escapes (or a control character, or no end).
+    #[cold]
+    #[inline(never)]
     fn string_long(&mut self) -> R<(&'a [u8], bool)> {
         let start = self.i;
         let mut escaped = false;
         loop {
-            self.i += special_at(&self.s[self.i..]);
+            self.i += special_at(&self.s[self.i..]).0;
             match self.next()? {
                 b'"' => return Ok((&self.s[start..self.i - 1], escaped)),
                 b'\\' => {
@@ -404,18 +659,30 @@ impl<'a> Scan<'a> {
     /// A string we keep, after its opening quote: borrowed when it has no
     /// escapes (valid UTF-8), else decoded by serde_json itself, so both
     /// paths agree on every escape (surrogates included).
-    #[inline]
+    #[inline(always)]
     fn kept_str(&mut self) -> R<Cow<'a, str>> {
+        let start = self.i;
+        let (end, ascii) = self.plain_run();
+        if ascii && self.s.get(end) == Some(&b'"') {
+            self.i = end + 1;
+            // SAFETY: ASCII is UTF-8; most names are, and checking that is cheaper.
+            return Ok(Cow::Borrowed(unsafe {
+                std::str::from_utf8_unchecked(&self.s[start..end])
+            }));
+        }
+        self.detached(|p| p.kept_str_rare())
+    }
+
+    /// [`Self::kept_str`] of a string with escapes or other than ASCII.
+    #[cold]
+    #[inline(never)]
+    fn kept_str_rare(&mut self) -> R<Cow<'a, str>> {
         let open = self.i - 1;
         let (raw, escaped) = self.string()?;
         if escaped {
             return serde_json::from_slice::<String>(&self.s[open..self.i])
                 .map(Cow::Owned)
                 .map_err(|_| Bail);
-        }
-        if raw.is_ascii() {
-            // SAFETY: ASCII is UTF-8; most names are, and checking that is cheaper.
-            return Ok(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(raw) }));
         }
         std::str::from_utf8(raw)
             .map(Cow::Borrowed)
@@ -452,7 +719,7 @@ impl<'a> Scan<'a> {
                 return Ok(EventKey::of_word(w & ((1u64 << (8 * k)) - 1)));
             }
         }
-        let key = self.key()?;
+        let key = self.detached(|p| p.key())?;
         // A decoded `\u0000` must not pass for the padding.
         Ok(if key.len() < 8 && !key.contains(&0) {
             let mut b = [0u8; 8];
@@ -461,6 +728,30 @@ impl<'a> Scan<'a> {
         } else {
             EventKey::Other
         })
+    }
+
+    /// A kept event key with its colon, `"ts":`, matched as one word;
+    /// `None`, with nothing read, for any other key or an odd layout.
+    #[inline(always)]
+    fn kept_key(&mut self) -> Option<EventKey> {
+        let b = self.s.get(self.i..self.i + 8)?;
+        let w = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+        // The first quote after the opening one ends the key; the colon
+        // follows it. The compare then checks every byte of the guess.
+        let q = w ^ (ONES * u64::from(b'"'));
+        let low = ONES * 0x7f;
+        let quotes = !(((q & low) + low) | q | low) & !0x80;
+        let len = (quotes.trailing_zeros() / 8) as usize + 2;
+        if len > 8 {
+            return None;
+        }
+        let key = w & (u64::MAX >> (64 - 8 * len));
+        let (want, k) = KEPT_KEYS[kept_key_slot(key)];
+        if key != want {
+            return None;
+        }
+        self.i += len;
+        Some(k)
     }
 
     /// An `args` key, as the keys the reader keeps.
@@ -472,7 +763,7 @@ impl<'a> Scan<'a> {
             return Ok(ArgKey::of(raw));
         }
         self.i -= raw.len() + 2;
-        Ok(ArgKey::of(&self.key()?))
+        Ok(ArgKey::of(&self.detached(|p| p.key())?))
     }
 
     /// A JSON number's text, checked against the grammar.
@@ -513,6 +804,78 @@ impl<'a> Scan<'a> {
     fn digits(&mut self) {
         while self.peek().is_some_and(|c| c.is_ascii_digit()) {
             self.i += 1;
+        }
+    }
+
+    /// The common integer, at most 16 digits (so no overflow) with no
+    /// leading zero, not `-0` and not followed by a fraction or exponent:
+    /// its value and end. `None` leaves the rest to [`Self::integer`].
+    #[inline(always)]
+    fn int_fast(&self) -> Option<(i64, usize)> {
+        let s = self.s;
+        // One digit alone (small ids, flags, grid sizes): no word needed.
+        if let (Some(&c @ b'0'..=b'9'), Some(next)) = (s.get(self.i), s.get(self.i + 1))
+            && !matches!(next, b'0'..=b'9' | b'.' | b'e' | b'E')
+        {
+            return Some((i64::from(c - b'0'), self.i + 1));
+        }
+        let neg = s.get(self.i) == Some(&b'-');
+        let first = self.i + usize::from(neg);
+        let (v, i) = match lead_digits(s, first) {
+            Some((v, n)) => (v, first + n),
+            None => {
+                let (mut v, mut i) = (0u64, first);
+                while let Some(&c @ b'0'..=b'9') = s.get(i) {
+                    v = v.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+                    i += 1;
+                }
+                (v, i)
+            }
+        };
+        let n = i - first;
+        if n == 0 || n > 16 || (s[first] == b'0' && (n > 1 || neg)) {
+            return None;
+        }
+        // A seventeenth digit, a fraction or an exponent.
+        if let Some(b'0'..=b'9' | b'.' | b'e' | b'E') = s.get(i) {
+            return None;
+        }
+        // Below 10^16: fits an i64 either way.
+        let v = v as i64;
+        Some((if neg { -v } else { v }, i))
+    }
+
+    /// Skips a value; the common scalars (strings, numbers of plain digits
+    /// with an optional fraction) inline, the rest as [`Self::skip_value`].
+    #[inline(always)]
+    fn skip_fast(&mut self, depth: u32) -> R<()> {
+        match self.peek() {
+            Some(b'"') => {
+                self.i += 1;
+                self.string().map(|_| ())
+            }
+            Some(c @ b'0'..=b'9') => {
+                let s = self.s;
+                // A leading 0 stands alone ("01" then fails at the `1`).
+                let mut i = if c == b'0' {
+                    self.i + 1
+                } else {
+                    skip_digits(s, self.i + 1)
+                };
+                if s.get(i) == Some(&b'.') {
+                    let frac = i + 1;
+                    i = skip_digits(s, frac);
+                    if i == frac {
+                        return Err(Bail); // "1." is not JSON
+                    }
+                }
+                if let Some(b'e' | b'E') = s.get(i) {
+                    return self.detached(|p| p.number()).map(|_| ());
+                }
+                self.i = i;
+                Ok(())
+            }
+            _ => self.detached(|p| p.skip_value(depth)),
         }
     }
 
@@ -672,15 +1035,67 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// Reads a string field into `out` in place: the common plain ASCII
+    /// string is stored as its three words; a whole `Option<Str>` returned
+    /// and moved went through the stack and stalled on store forwarding.
+    #[inline(always)]
+    fn str_field(&mut self, out: &mut Option<Str<'a>>) -> R<()> {
+        if self.peek() == Some(b'"') {
+            let start = self.i + 1;
+            self.i = start;
+            let (end, ascii) = self.plain_run();
+            if ascii && self.s.get(end) == Some(&b'"') {
+                self.i = end + 1;
+                // SAFETY: ASCII is UTF-8.
+                let text = unsafe { std::str::from_utf8_unchecked(&self.s[start..end]) };
+                *out = Some(Str(Cow::Borrowed(text)));
+                return Ok(());
+            }
+            self.i = start - 1;
+        }
+        self.detached(|p| p.str_field_rare(out))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn str_field_rare(&mut self, out: &mut Option<Str<'a>>) -> R<()> {
+        *out = self.opt_str()?;
+        Ok(())
+    }
+
+    /// Reads a pid or tid into `out` in place (see [`Self::str_field`]).
+    #[inline(always)]
+    fn id_field(&mut self, out: &mut Option<Id<'a>>) -> R<()> {
+        if let Some((v, end)) = self.int_fast() {
+            self.i = end;
+            *out = Some(Id::Int(v));
+            return Ok(());
+        }
+        self.detached(|p| p.id_field_rare(out))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn id_field_rare(&mut self, out: &mut Option<Id<'a>>) -> R<()> {
+        *out = self.opt_id_rare()?;
+        Ok(())
+    }
+
     fn opt_str(&mut self) -> R<Option<Str<'a>>> {
         if self.peek() != Some(b'"') {
-            return if self.null() { Ok(None) } else { Err(Bail) };
+            return self.null_or_bail();
         }
         self.i += 1;
         Ok(Some(Str(self.kept_str()?)))
     }
 
-    fn opt_id(&mut self) -> R<Option<Id<'a>>> {
+    #[cold]
+    fn null_or_bail<T>(&mut self) -> R<Option<T>> {
+        if self.null() { Ok(None) } else { Err(Bail) }
+    }
+
+    /// A pid or tid of any shape the serde path takes.
+    fn opt_id_rare(&mut self) -> R<Option<Id<'a>>> {
         if self.peek() == Some(b'n') {
             return if self.null() { Ok(None) } else { Err(Bail) };
         }
@@ -698,10 +1113,17 @@ impl<'a> Scan<'a> {
         number_id(t).map(Some).ok_or(Bail)
     }
 
+    #[inline(always)]
     fn opt_nanos(&mut self) -> R<Option<Nanos>> {
         if let Some(v) = self.plain_time() {
             return Ok(Some(Nanos(v)));
         }
+        self.detached(|p| p.opt_nanos_rare())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn opt_nanos_rare(&mut self) -> R<Option<Nanos>> {
         if self.null() {
             return Ok(None);
         }
@@ -729,18 +1151,26 @@ impl<'a> Scan<'a> {
     fn plain_time(&mut self) -> Option<i64> {
         let s = self.s;
         let start = self.i;
-        let mut i = start;
-        let mut v: u64 = 0;
-        while let Some(&c @ b'0'..=b'9') = s.get(i) {
-            v = v * 10 + u64::from(c - b'0');
-            i += 1;
-            if i - start > 16 {
-                return None;
+        let (mut v, mut i) = match lead_digits(s, start) {
+            Some((v, n)) => (v, start + n),
+            None => {
+                let (mut v, mut i) = (0u64, start);
+                while let Some(&c @ b'0'..=b'9') = s.get(i) {
+                    if i - start == 16 {
+                        return None;
+                    }
+                    v = v * 10 + u64::from(c - b'0');
+                    i += 1;
+                }
+                (v, i)
             }
-        }
+        };
         let int_digits = i - start;
-        // "01" is not JSON.
-        if int_digits == 0 || (int_digits > 1 && s[start] == b'0') {
+        // "01" is not JSON; a seventeenth digit is left to the general path.
+        if int_digits == 0
+            || (int_digits > 1 && s[start] == b'0')
+            || s.get(i).is_some_and(u8::is_ascii_digit)
+        {
             return None;
         }
         let mut scale = 1000;
@@ -767,6 +1197,91 @@ impl<'a> Scan<'a> {
         Some(ns)
     }
 
+    /// The kept key `want` (its word, quotes and colon, `len` bytes) with
+    /// the blanks after it, if it is next; else nothing is read.
+    #[inline(always)]
+    fn expect_key(&mut self, want: u64, len: usize) -> bool {
+        let Some(b) = self.s.get(self.i..self.i + 8) else {
+            return false;
+        };
+        let w = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+        if w & (u64::MAX >> (64 - 8 * len)) != want {
+            return false;
+        }
+        self.i += len;
+        self.ws();
+        true
+    }
+
+    /// Kineto writes an event's kept keys first and in one order (`ph`,
+    /// `cat`, `name`, `pid`, `tid`, `ts`, `dur`): while they come so, each
+    /// key is one compare and nothing is dispatched. Returns whether the
+    /// object ended; else the scan stands before the next key (or a flow's
+    /// or counter's second one) for the general loop of [`Self::event`].
+    #[inline(always)]
+    fn kineto_order(&mut self, ev: &mut RawEvent<'a>) -> R<bool> {
+        if !self.expect_key(word(b"\"ph\":"), 5) {
+            return Ok(false);
+        }
+        self.str_field(&mut ev.ph)?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        if matches!(ev.ph.as_deref(), Some("s" | "f" | "t" | "C")) {
+            return Ok(false);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"cat\":"), 6) {
+            return Ok(false);
+        }
+        self.str_field(&mut ev.cat)?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"name\":"), 7) {
+            return Ok(false);
+        }
+        self.str_field(&mut ev.name)?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"pid\":"), 6) {
+            return Ok(false);
+        }
+        self.id_field(&mut ev.pid)?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"tid\":"), 6) {
+            return Ok(false);
+        }
+        self.id_field(&mut ev.tid)?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"ts\":"), 5) {
+            return Ok(false);
+        }
+        ev.ts = self.opt_nanos()?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        if !self.expect_key(word(b"\"dur\":"), 6) {
+            return Ok(false);
+        }
+        ev.dur = self.opt_nanos()?;
+        if !self.more(b'}')? {
+            return Ok(true);
+        }
+        self.ws();
+        Ok(false)
+    }
+
     /// One event object, with the serde visitor's semantics (later duplicate
     /// keys win; after a flow's or counter's `ph`, the rest is skipped).
     fn event(&mut self, ev: &mut RawEvent<'a>) -> R<()> {
@@ -777,27 +1292,39 @@ impl<'a> Scan<'a> {
             self.i += 1;
             return Ok(());
         }
-        let mut skip = false;
+        if self.kineto_order(ev)? {
+            return Ok(());
+        }
+        let mut skip = matches!(ev.ph.as_deref(), Some("s" | "f" | "t" | "C"));
         loop {
             self.ws();
-            let key = self.event_key()?;
-            self.colon()?;
+            let key = match self.kept_key() {
+                Some(k) => {
+                    self.ws();
+                    k
+                }
+                None => {
+                    let k = self.event_key()?;
+                    self.colon()?;
+                    k
+                }
+            };
             if skip {
-                self.skip_value(1)?;
+                self.skip_fast(1)?;
             } else {
                 match key {
                     EventKey::Ph => {
-                        ev.ph = self.opt_str()?;
+                        self.str_field(&mut ev.ph)?;
                         skip = matches!(ev.ph.as_deref(), Some("s" | "f" | "t" | "C"));
                     }
-                    EventKey::Cat => ev.cat = self.opt_str()?,
-                    EventKey::Name => ev.name = self.opt_str()?,
-                    EventKey::Pid => ev.pid = self.opt_id()?,
-                    EventKey::Tid => ev.tid = self.opt_id()?,
+                    EventKey::Cat => self.str_field(&mut ev.cat)?,
+                    EventKey::Name => self.str_field(&mut ev.name)?,
+                    EventKey::Pid => self.id_field(&mut ev.pid)?,
+                    EventKey::Tid => self.id_field(&mut ev.tid)?,
                     EventKey::Ts => ev.ts = self.opt_nanos()?,
                     EventKey::Dur => ev.dur = self.opt_nanos()?,
                     EventKey::Args => self.args(&mut ev.args)?,
-                    EventKey::Other => self.skip_value(1)?,
+                    EventKey::Other => self.skip_fast(1)?,
                 }
             }
             if !self.more(b'}')? {
@@ -811,7 +1338,7 @@ impl<'a> Scan<'a> {
     fn args(&mut self, a: &mut Args<'a>) -> R<()> {
         *a = Args::default();
         if self.peek() != Some(b'{') {
-            return self.skip_value(1);
+            return self.detached(|p| p.skip_value(1));
         }
         self.i += 1;
         self.ws();
@@ -824,21 +1351,21 @@ impl<'a> Scan<'a> {
             let key = self.arg_key()?;
             self.colon()?;
             match key {
-                Some(ArgKey::Grid) => a.grid = self.dim3()?,
-                Some(ArgKey::Block) => a.block = self.dim3()?,
+                Some(ArgKey::Grid) => a.grid = self.detached(|p| p.dim3())?,
+                Some(ArgKey::Block) => a.block = self.detached(|p| p.dim3())?,
                 Some(ArgKey::Name) => {
                     if self.peek() == Some(b'"') {
                         self.i += 1;
                         a.name = Some(self.kept_str()?);
                     } else {
-                        self.skip_value(2)?;
+                        self.detached(|p| p.skip_value(2))?;
                     }
                 }
                 Some(k) => {
                     let v = self.loose_int()?;
                     a.set_int(k, v);
                 }
-                None => self.skip_value(2)?,
+                None => self.skip_fast(2)?,
             }
             if !self.more(b'}')? {
                 return Ok(());
@@ -848,7 +1375,18 @@ impl<'a> Scan<'a> {
 
     /// An args value read as an integer, as the serde path's `Loose::int`:
     /// integers and numeric strings; other shapes read as absent.
+    #[inline(always)]
     fn loose_int(&mut self) -> R<Option<i64>> {
+        if let Some((v, end)) = self.int_fast() {
+            self.i = end;
+            return Ok(Some(v));
+        }
+        self.detached(|p| p.loose_int_rare())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn loose_int_rare(&mut self) -> R<Option<i64>> {
         match self.peek().ok_or(Bail)? {
             b'"' => {
                 self.i += 1;
@@ -964,6 +1502,50 @@ mod tests {
             assert_eq!(parse_array(text.as_bytes(), true, &mut a), Ok(()), "{text}");
             document::parse_array(text.as_bytes(), &mut b).unwrap();
             assert_eq!(fingerprint(a), fingerprint(b), "{text}");
+        }
+    }
+
+    #[test]
+    fn kineto_order_and_others_agree_with_serde() {
+        // Kineto's order whole, cut short, broken at each key, with keys
+        // repeated after it, in compact and odd layouts, and flows.
+        for text in [
+            r#"[{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 2, "ts": 3, "dur": 4, "args": {"External id": 5}}]"#,
+            r#"[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1.5,"dur":2,"args":{"stream":7,"correlation":9}}]"#,
+            r#"[{"ph": "X"}, {"ph": "X", "cat": "cpu_op"}, {"ph": "X", "cat": "c", "name": "n"}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": 1}, {"ph": "X", "cat": "c", "name": "n", "pid": 1, "tid": 2}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": 1, "tid": 2, "ts": 3}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": 1, "tid": 2, "ts": 3, "dur": 4}]"#,
+            r#"[{"ph": "X", "name": "n", "cat": "cpu_op", "pid": 1, "tid": 2, "ts": 3, "dur": 4}]"#,
+            r#"[{"ph": "X", "cat": "cpu_op", "x": 1, "name": "n", "pid": 1, "tid": 2, "ts": 3, "dur": 4}]"#,
+            r#"[{"ph": "X", "cat": "cpu_op", "name": "n", "pid": 1, "tid": 2, "ts": 3, "dur": 4, "name": "m", "ts": 9}]"#,
+            r#"[{"ph": "X", "cat": "cpu_op", "name": "n", "pid": 1, "tid": 2, "ts": 3, "dur": 4, "ph": "f", "name": 5}]"#,
+            r#"[{"ph": "f", "cat": "cpu_op", "name": 5, "pid": [], "ts": "x"}, {"ph": "C", "ts": {}}]"#,
+            r#"[{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 5,
+                "args": {"Device Type": 1, "Device Id": 0, "Addr": 7, "Bytes": 64}}]"#,
+            "[{\"ph\":  \"X\", \"cat\" : \"cpu_op\",\n  \"name\":\t\"n\", \"pid\":\n1 , \"tid\": 2\n, \"ts\": 3 ,\"dur\":4}]",
+            r#"[{"pid": 1, "ph": "X", "cat": "cpu_op", "name": "n", "tid": 2, "ts": 3, "dur": 4}]"#,
+            r#"[{"ph": "X", "cat": null, "name": null, "pid": null, "tid": null, "ts": null, "dur": null}]"#,
+            r#"[{"ph": "X", "cat": "cpu_op", "name": "n", "pid": "Spans", "tid": -3, "ts": 1e3, "dur": 0.5}]"#,
+        ] {
+            let mut a = Builder::new("t".into());
+            let mut b = Builder::new("t".into());
+            assert_eq!(parse_array(text.as_bytes(), true, &mut a), Ok(()), "{text}");
+            document::parse_array(text.as_bytes(), &mut b).unwrap();
+            assert_eq!(fingerprint(a), fingerprint(b), "{text}");
+        }
+        // And what serde rejects, in order or not.
+        for bad in [
+            r#"[{"ph": "X", "cat": 5}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": {}}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": 1, "tid": 2, "ts": "x"}]"#,
+            r#"[{"ph": "X", "cat": "c", "name": "n", "pid": 1, "tid": 2, "ts": 3, "dur": [1]}]"#,
+            r#"[{"ph": "X", "cat": "c",}]"#,
+            r#"[{"ph": "X" "cat": "c"}]"#,
+        ] {
+            let (fast, serde) = both(bad);
+            assert!(serde.is_err(), "serde accepts {bad}");
+            assert_eq!(fast, Err(Bail), "{bad}");
         }
     }
 

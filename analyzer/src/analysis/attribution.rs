@@ -214,32 +214,71 @@ pub fn main_launcher(cx: &Context, g: &Gpu) -> Option<ThreadRef> {
         .par_iter()
         .flat_map(|s| s.ops.par_chunks(1 << 16))
         .fold(
-            || vec![0usize; n],
+            || Launches::new(cx),
             |mut c, ops| {
                 for o in ops {
-                    if let Some(t) = cx.corr.thread_of(o.corr) {
-                        c[t as usize] += 1;
-                    }
+                    c.add(o);
                 }
                 c
             },
         )
         .reduce(
-            || vec![0usize; n],
+            || Launches::new(cx),
             |mut a, b| {
-                for (x, y) in a.iter_mut().zip(b) {
+                for (x, y) in a.count.iter_mut().zip(b.count) {
                     *x += y;
                 }
                 a
             },
         );
-    let mut best: Option<(usize, usize)> = None;
-    for (t, &c) in count.iter().enumerate() {
-        if c > 0 && best.is_none_or(|b| c > b.1) {
-            best = Some((t, c));
+    debug_assert_eq!(count.count.len(), n);
+    count.main()
+}
+
+/// Ops counted by the thread that launched them, for `main_launcher`; fed
+/// every op of a GPU by a pass that reads them anyway (the idle gaps'), it
+/// saves that pass over the ops.
+pub struct Launches<'c> {
+    cx: &'c Context<'c>,
+    /// Per thread of `corr.threads()`.
+    count: Vec<usize>,
+}
+
+impl<'c> Launches<'c> {
+    pub fn new(cx: &'c Context<'c>) -> Launches<'c> {
+        Launches {
+            cx,
+            count: vec![0; cx.corr.threads().len()],
         }
     }
-    best.map(|(t, _)| cx.corr.threads()[t])
+
+    #[inline]
+    pub fn add(&mut self, o: &GpuOp) {
+        if let Some(t) = self.cx.corr.thread_of(o.corr) {
+            self.count[t as usize] += 1;
+        }
+    }
+
+    /// The threads with ops, and how many, in (process, thread) order.
+    #[cfg(test)]
+    pub fn counts(&self) -> Vec<(ThreadRef, usize)> {
+        let threads = self.cx.corr.threads();
+        (0..self.count.len())
+            .filter(|&t| self.count[t] > 0)
+            .map(|t| (threads[t], self.count[t]))
+            .collect()
+    }
+
+    /// The thread with the most ops (the first on ties), if any.
+    pub fn main(&self) -> Option<ThreadRef> {
+        let mut best: Option<(usize, usize)> = None;
+        for (t, &c) in self.count.iter().enumerate() {
+            if c > 0 && best.is_none_or(|b| c > b.1) {
+                best = Some((t, c));
+            }
+        }
+        best.map(|(t, _)| self.cx.corr.threads()[t])
+    }
 }
 
 /// What attribution keeps between gaps.

@@ -688,3 +688,38 @@ fn savings_are_consistent_on_past_failures() {
         check_savings(seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     }
 }
+
+/// The launches counted on the idle gaps' pass over the ops (as `diagnose`
+/// does) are every op's, and give `main_launcher`'s thread, and the thread with the most
+/// launches by a plain count, the first in (process, thread) order on ties
+/// (two launching threads, ties included).
+#[test]
+fn launches_counted_on_the_idle_pass_give_the_main_launcher() {
+    let mut found = 0;
+    for seed in 0..CASES {
+        let tl = timeline(seed);
+        let mut r = Rng(seed + 13);
+        let w = window(&mut r, &tl);
+        let g = &tl.gpus[0];
+        let cx = Context::new(&tl, w);
+        let mut launches = attribution::Launches::new(&cx);
+        attribution::idle_gaps(&cx, g, |o| launches.add(o));
+        let mut count: Vec<((u32, u32), usize)> = Vec::new();
+        for o in g.streams.iter().flat_map(|s| &s.ops) {
+            if let Some(l) = cx.corr.get(o.corr) {
+                match count.iter_mut().find(|c| c.0 == (l.process, l.thread)) {
+                    Some(c) => c.1 += 1,
+                    None => count.push(((l.process, l.thread), 1)),
+                }
+            }
+        }
+        count.sort_by_key(|c| c.0);
+        let most = count.iter().map(|c| c.1).max();
+        let want = count.iter().find(|c| Some(c.1) == most).map(|c| c.0);
+        assert_eq!(launches.counts(), count, "seed {seed}");
+        assert_eq!(launches.main(), want, "seed {seed}");
+        assert_eq!(attribution::main_launcher(&cx, g), want, "seed {seed}");
+        found += want.is_some() as usize;
+    }
+    assert!(found > CASES as usize / 2);
+}

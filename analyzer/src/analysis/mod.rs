@@ -90,18 +90,16 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
                 .zip(&active)
                 .map(|(g, &on)| {
                     on.then(|| {
-                        // One pass over the ops for the idle gaps and the
-                        // busy time by precision.
-                        let (launcher, (idle, (by_prec, gemm_by_name))) = rayon::join(
-                            || attribution::main_launcher(&cx, g),
-                            || {
-                                let mut prec = busy::PrecisionBusy::new(window.0, window.1);
-                                let idle =
-                                    attribution::idle_gaps(&cx, g, |o| prec.add(o, &cx.precision));
-                                (idle, prec.finish())
-                            },
-                        );
-                        (launcher, by_prec, gemm_by_name, idle)
+                        // One pass over the ops for the idle gaps, the busy
+                        // time by precision and the launching thread.
+                        let mut prec = busy::PrecisionBusy::new(window.0, window.1);
+                        let mut launches = attribution::Launches::new(&cx);
+                        let idle = attribution::idle_gaps(&cx, g, |o| {
+                            prec.add(o, &cx.precision);
+                            launches.add(o);
+                        });
+                        let (by_prec, gemm_by_name) = prec.finish();
+                        (launches.main(), by_prec, gemm_by_name, idle)
                     })
                 })
                 .collect::<Vec<_>>()

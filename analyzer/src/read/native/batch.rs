@@ -31,8 +31,9 @@ use crate::model::{GpuOp, HostSpan, LaunchConfig, Ns, Sample};
 /// Chunks decoded between two placements. A chunk is about 1 MiB of records,
 /// so a batch's small lists are a few MiB per core: the copy reads them back
 /// from the core's own cache, and the next batch writes them there again.
-/// On 2 cores, 8 read the 50M-event recording about 10% faster than 32 (7
-/// of 7 interleaved pairs; 2 was slower again, a placement per 2 chunks).
+/// On 2 cores (a loaded VM), 8 read the 50M-event recording a few percent
+/// faster than 32 (10 of 12 interleaved pairs); 2, a placement per 2
+/// chunks, was slower again.
 const BATCH: usize = 8;
 
 /// Lists keyed by destination, with a last-hit cache (a chunk feeds a few

@@ -39,6 +39,9 @@ pub struct Builder {
     /// Recently interned names by [`name_slot`]: most events repeat a
     /// name seen shortly before, and long kernel names are costly to hash.
     name_cache: Box<[StrId; NAME_SLOTS]>,
+    /// Copy and memory kinds by name id (and whether a memset), read from
+    /// each name once: a few names recur thousands of times.
+    copy_kinds: HashMap<(StrId, bool), (CopyKind, MemKind, MemKind)>,
     counts: Counts,
 }
 
@@ -55,6 +58,7 @@ impl Builder {
             proc_names: HashMap::default(),
             thread_names: HashMap::default(),
             name_cache: Box::new([0; NAME_SLOTS]),
+            copy_kinds: HashMap::default(),
             counts: Counts::default(),
         }
     }
@@ -153,13 +157,17 @@ impl Builder {
         };
         let mut op = GpuOp::new(kind, start, end, corr_of(a), id).with_bytes(bytes);
         match class {
-            Class::Memcpy => {
-                let (copy, src, dst) = category::memcpy_kinds(name);
+            Class::Memcpy | Class::Memset => {
+                let memset = class == Class::Memset;
+                let (copy, src, dst) = *self.copy_kinds.entry((id, memset)).or_insert_with(|| {
+                    if memset {
+                        let dst = category::memset_kind(name);
+                        (CopyKind::UNKNOWN, MemKind::UNKNOWN, dst)
+                    } else {
+                        category::memcpy_kinds(name)
+                    }
+                });
                 op = op.with_copy(copy, src, dst);
-            }
-            Class::Memset => {
-                let dst = category::memset_kind(name);
-                op = op.with_copy(CopyKind::UNKNOWN, MemKind::UNKNOWN, dst);
             }
             _ => {
                 if is_collective_kernel(name) {
@@ -544,6 +552,38 @@ mod tests {
         assert_eq!(b.tl.strings.get(second), other.as_str());
         assert_eq!(b.name_id(""), 0);
         assert_eq!(b.name_id("ab"), b.tl.strings.intern("ab"));
+    }
+
+    #[test]
+    fn copy_kinds_follow_each_name_and_class() {
+        let ev = |cat: &str, name: &str| {
+            format!(
+                r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 0, "tid": 7, "ts": 1, "dur": 1, "args": {{"stream": 7}}}}"#
+            )
+        };
+        let up = ev("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)");
+        let down = ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)");
+        // One name as a memcpy and as a memset: each class reads it its way.
+        let odd_copy = ev("gpu_memcpy", "Memcpy DtoD (Device -> Managed)");
+        let odd_set = ev("gpu_memset", "Memcpy DtoD (Device -> Managed)");
+        let set = ev("gpu_memset", "Memset (Device)");
+        let events = [
+            &up, &down, &up, &odd_copy, &odd_set, &set, &down, &odd_copy, &odd_set,
+        ];
+        let text = format!("[{}]", events.map(String::as_str).join(","));
+        let mut b = Builder::new("t".into());
+        super::super::document::parse_array(text.as_bytes(), &mut b).unwrap();
+        let got: Vec<_> = b.tl.gpus[0].streams[0]
+            .ops
+            .iter()
+            .map(|o| (o.copy(), o.src(), o.dst()))
+            .collect();
+        let u = (CopyKind::HTOD, MemKind::PAGEABLE, MemKind::DEVICE);
+        let d = (CopyKind::DTOH, MemKind::DEVICE, MemKind::PINNED);
+        let oc = (CopyKind::DTOD, MemKind::DEVICE, MemKind::MANAGED);
+        let os = (CopyKind::UNKNOWN, MemKind::UNKNOWN, MemKind::UNKNOWN);
+        let s = (CopyKind::UNKNOWN, MemKind::UNKNOWN, MemKind::DEVICE);
+        assert_eq!(got, [u, d, u, oc, os, s, d, oc, os]);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::model::{
     CopyKind, Gpu, GpuCapture, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns,
-    Oom, Precision, Process, Source, SpanKind, SyncEvent, Thread, Timeline,
+    Oom, Precision, Process, Source, SpanKind, StrId, SyncEvent, Thread, Timeline,
 };
 
 use super::category::{self, Class, is_collective_kernel};
@@ -36,6 +36,12 @@ pub struct Builder {
     launches: HashMap<(usize, LaunchKey), u32>,
     proc_names: HashMap<u32, String>,
     thread_names: HashMap<(u32, u32), String>,
+    /// Recently interned names by [`name_slot`]: most events repeat a
+    /// name seen shortly before, and long kernel names are costly to hash.
+    name_cache: Box<[StrId; NAME_SLOTS]>,
+    /// Copy and memory kinds by name id (and whether a memset), read from
+    /// each name once: a few names recur thousands of times.
+    copy_kinds: HashMap<(StrId, bool), (CopyKind, MemKind, MemKind)>,
     counts: Counts,
 }
 
@@ -51,6 +57,8 @@ impl Builder {
             launches: HashMap::default(),
             proc_names: HashMap::default(),
             thread_names: HashMap::default(),
+            name_cache: Box::new([0; NAME_SLOTS]),
+            copy_kinds: HashMap::default(),
             counts: Counts::default(),
         }
     }
@@ -98,7 +106,7 @@ impl Builder {
                 };
                 let pid = self.id(ev.pid.as_ref());
                 let tid = self.id(ev.tid.as_ref());
-                let id = self.tl.strings.intern(name);
+                let id = self.name_id(name);
                 let (pi, ti) = self.thread(pid, tid);
                 let p = &mut self.tl.processes[pi];
                 p.start = p.start.min(ts);
@@ -141,7 +149,7 @@ impl Builder {
         let (gi, si) = self.stream(device, stream);
         let a = &ev.args;
         let bytes = a.bytes.filter(|b| *b > 0).unwrap_or(0) as u64;
-        let id = self.tl.strings.intern(name);
+        let id = self.name_id(name);
         let kind = match class {
             Class::Memcpy => GpuOpKind::Memcpy,
             Class::Memset => GpuOpKind::Memset,
@@ -149,13 +157,17 @@ impl Builder {
         };
         let mut op = GpuOp::new(kind, start, end, corr_of(a), id).with_bytes(bytes);
         match class {
-            Class::Memcpy => {
-                let (copy, src, dst) = category::memcpy_kinds(name);
+            Class::Memcpy | Class::Memset => {
+                let memset = class == Class::Memset;
+                let (copy, src, dst) = *self.copy_kinds.entry((id, memset)).or_insert_with(|| {
+                    if memset {
+                        let dst = category::memset_kind(name);
+                        (CopyKind::UNKNOWN, MemKind::UNKNOWN, dst)
+                    } else {
+                        category::memcpy_kinds(name)
+                    }
+                });
                 op = op.with_copy(copy, src, dst);
-            }
-            Class::Memset => {
-                let dst = category::memset_kind(name);
-                op = op.with_copy(CopyKind::UNKNOWN, MemKind::UNKNOWN, dst);
             }
             _ => {
                 if is_collective_kernel(name) {
@@ -167,6 +179,18 @@ impl Builder {
             }
         }
         self.tl.gpus[gi].streams[si].ops.push(op);
+    }
+
+    /// `name`'s string id: from the cache when its slot holds it (checked by
+    /// comparing the text), else interned and remembered there.
+    #[inline]
+    fn name_id(&mut self, name: &str) -> StrId {
+        let slot = &mut self.name_cache[name_slot(name.as_bytes())];
+        if self.tl.strings.get(*slot) == name {
+            return *slot;
+        }
+        *slot = self.tl.strings.intern(name);
+        *slot
     }
 
     fn launch_config(&mut self, gi: usize, a: &Args<'_>) -> u32 {
@@ -252,22 +276,14 @@ impl Builder {
     /// A pid or tid as u32. Strings and out-of-range numbers get a synthetic
     /// id hashed from their text, so that pieces of one file parsed apart
     /// (see `parallel`) agree on it.
+    #[inline]
     fn id(&mut self, id: Option<&Id<'_>>) -> u32 {
-        let Some(id) = id else { return 0 };
-        if let Some(v) = id.as_int().and_then(|v| u32::try_from(v).ok())
-            && v < SYNTHETIC_ID_BASE
-        {
-            return v;
+        match id {
+            None => 0,
+            // Kineto's pids and tids: plain small integers, twice per event.
+            Some(&Id::Int(v)) if (0..i64::from(SYNTHETIC_ID_BASE)).contains(&v) => v as u32,
+            Some(id) => text_id(id),
         }
-        let text = match id {
-            Id::Int(v) => v.to_string(),
-            Id::Str(s) => s.to_string(),
-        };
-        // FNV-1a, folded into the synthetic range.
-        let h = text.bytes().fold(0x811c_9dc5u32, |h, b| {
-            (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-        });
-        SYNTHETIC_ID_BASE | (h & !SYNTHETIC_ID_BASE)
     }
 
     fn device_of(&self, ev: &RawEvent<'_>) -> u32 {
@@ -278,6 +294,7 @@ impl Builder {
             .unwrap_or(0)
     }
 
+    #[inline]
     fn thread(&mut self, pid: u32, tid: u32) -> (usize, usize) {
         // Events come in runs from one thread: skip the hash lookup then.
         if let Some((key, at)) = self.last_thread
@@ -285,6 +302,10 @@ impl Builder {
         {
             return at;
         }
+        self.thread_lookup(pid, tid)
+    }
+
+    fn thread_lookup(&mut self, pid: u32, tid: u32) -> (usize, usize) {
         if let Some(&at) = self.threads.get(&(pid, tid)) {
             self.last_thread = Some(((pid, tid), at));
             return at;
@@ -454,6 +475,48 @@ impl Builder {
     }
 }
 
+/// The synthetic id of a pid or tid that is not a small integer (see `id`).
+#[cold]
+fn text_id(id: &Id<'_>) -> u32 {
+    if let Some(v) = id.as_int().and_then(|v| u32::try_from(v).ok())
+        && v < SYNTHETIC_ID_BASE
+    {
+        return v;
+    }
+    let text = match id {
+        Id::Int(v) => v.to_string(),
+        Id::Str(s) => s.to_string(),
+    };
+    // FNV-1a, folded into the synthetic range.
+    let h = text.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    SYNTHETIC_ID_BASE | (h & !SYNTHETIC_ID_BASE)
+}
+
+/// Slots of the name cache (a power of two).
+const NAME_SLOTS: usize = 512;
+
+/// A name's cache slot, from its length and three of its 8-byte words
+/// (start, middle, end): much cheaper than hashing all of a long name.
+#[inline]
+fn name_slot(b: &[u8]) -> usize {
+    let n = b.len();
+    let word = |at: usize| {
+        b.get(at..at + 8)
+            .map_or(0, |w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+    };
+    let mix = if n >= 8 {
+        word(0) ^ word(n / 2 - 4).rotate_left(21) ^ word(n - 8).rotate_left(42)
+    } else {
+        let mut w = [0u8; 8];
+        w[..n].copy_from_slice(b);
+        u64::from_le_bytes(w)
+    };
+    let h = (mix ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> (64 - NAME_SLOTS.trailing_zeros())) as usize
+}
+
 /// The correlation id linking API calls and GPU work; 2021 traces without it
 /// fall back to the external id, which links both sides the same way.
 fn corr_of(a: &Args<'_>) -> u32 {
@@ -461,4 +524,86 @@ fn corr_of(a: &Args<'_>) -> u32 {
         .or(a.external_id)
         .and_then(|c| u32::try_from(c).ok())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    #[test]
+    fn names_sharing_a_cache_slot_keep_their_own_ids() {
+        // Two names of one length that land in one slot, used alternately.
+        let names: Vec<String> = (0..4096).map(|i| format!("void kernel_{i:04}()")).collect();
+        let slot = name_slot(names[0].as_bytes());
+        let other = names[1..]
+            .iter()
+            .find(|n| name_slot(n.as_bytes()) == slot)
+            .expect("a colliding name");
+        let mut b = Builder::new("t".into());
+        let first = b.name_id(&names[0]);
+        let second = b.name_id(other);
+        assert_ne!(first, second);
+        for _ in 0..3 {
+            assert_eq!(b.name_id(&names[0]), first);
+            assert_eq!(b.name_id(other), second);
+        }
+        assert_eq!(b.tl.strings.get(first), names[0]);
+        assert_eq!(b.tl.strings.get(second), other.as_str());
+        assert_eq!(b.name_id(""), 0);
+        assert_eq!(b.name_id("ab"), b.tl.strings.intern("ab"));
+    }
+
+    #[test]
+    fn copy_kinds_follow_each_name_and_class() {
+        let ev = |cat: &str, name: &str| {
+            format!(
+                r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 0, "tid": 7, "ts": 1, "dur": 1, "args": {{"stream": 7}}}}"#
+            )
+        };
+        let up = ev("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)");
+        let down = ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)");
+        // One name as a memcpy and as a memset: each class reads it its way.
+        let odd_copy = ev("gpu_memcpy", "Memcpy DtoD (Device -> Managed)");
+        let odd_set = ev("gpu_memset", "Memcpy DtoD (Device -> Managed)");
+        let set = ev("gpu_memset", "Memset (Device)");
+        let events = [
+            &up, &down, &up, &odd_copy, &odd_set, &set, &down, &odd_copy, &odd_set,
+        ];
+        let text = format!("[{}]", events.map(String::as_str).join(","));
+        let mut b = Builder::new("t".into());
+        super::super::document::parse_array(text.as_bytes(), &mut b).unwrap();
+        let got: Vec<_> = b.tl.gpus[0].streams[0]
+            .ops
+            .iter()
+            .map(|o| (o.copy(), o.src(), o.dst()))
+            .collect();
+        let u = (CopyKind::HTOD, MemKind::PAGEABLE, MemKind::DEVICE);
+        let d = (CopyKind::DTOH, MemKind::DEVICE, MemKind::PINNED);
+        let oc = (CopyKind::DTOD, MemKind::DEVICE, MemKind::MANAGED);
+        let os = (CopyKind::UNKNOWN, MemKind::UNKNOWN, MemKind::UNKNOWN);
+        let s = (CopyKind::UNKNOWN, MemKind::UNKNOWN, MemKind::DEVICE);
+        assert_eq!(got, [u, d, u, oc, os, s, d, oc, os]);
+    }
+
+    #[test]
+    fn ids_small_integers_pass_others_are_synthetic() {
+        let mut b = Builder::new("t".into());
+        let fnv = |text: &str| {
+            let h = text.bytes().fold(0x811c_9dc5u32, |h, b| {
+                (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+            });
+            SYNTHETIC_ID_BASE | (h & !SYNTHETIC_ID_BASE)
+        };
+        assert_eq!(b.id(None), 0);
+        assert_eq!(b.id(Some(&Id::Int(0))), 0);
+        assert_eq!(b.id(Some(&Id::Int(4_194_304))), 4_194_304);
+        let top = i64::from(SYNTHETIC_ID_BASE);
+        assert_eq!(b.id(Some(&Id::Int(top - 1))), SYNTHETIC_ID_BASE - 1);
+        assert_eq!(b.id(Some(&Id::Int(top))), fnv(&top.to_string()));
+        assert_eq!(b.id(Some(&Id::Int(-1))), fnv("-1"));
+        assert_eq!(b.id(Some(&Id::Str(Cow::Borrowed("11788")))), 11788);
+        assert_eq!(b.id(Some(&Id::Str(Cow::Borrowed("stream 7")))), 7);
+        assert_eq!(b.id(Some(&Id::Str(Cow::Borrowed("Spans")))), fnv("Spans"));
+    }
 }

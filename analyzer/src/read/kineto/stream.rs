@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::{Mutex, mpsc};
 
-use flate2::read::MultiGzDecoder;
+use flate2::bufread::MultiGzDecoder;
 
 use super::builder::Builder;
 use super::cuts;
@@ -144,6 +144,9 @@ fn produce(
     tx: &mpsc::SyncSender<(usize, Piece)>,
     free: &mpsc::Receiver<Piece>,
 ) -> Option<(Meta, Builder, Meta)> {
+    // Straight from the slice: `read::MultiGzDecoder` would copy the input
+    // through a 32 KiB buffer, and each such chunk's inflate call then also
+    // copies up to 32 KiB of output into zlib's window.
     let mut dec = MultiGzDecoder::new(gz);
     let mut pending = Piece::default();
     // The head: everything up to the first event.
@@ -248,6 +251,18 @@ mod tests {
         };
         assert_eq!(ops(&one), ops(&two));
         assert_eq!(two.gpus[0].launch_configs.len(), 1);
+    }
+
+    #[test]
+    fn concatenated_members_read_as_one_stream() {
+        let text = doc(60_000);
+        let at = text.len() / 3;
+        let mut z = gz(&text[..at]);
+        z.extend(gz(&text[at..]));
+        let (b, m) = parse(&z, "t").expect("streamed");
+        let t = b.finish(m);
+        assert_eq!(t.gpu_op_count(), 60_000);
+        assert_eq!(t.realtime_offset_ns, Some(9));
     }
 
     #[test]

@@ -33,10 +33,11 @@
 //! at most 0.53 percentage points (torch_compile_triton 0.12, the MI300
 //! resnet_act_checkpoint 0.37, dlrm_kineto ranks 1 and 3 0.53).
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
 
-use crate::model::{Ns, SpanKind, SyncKind, Timeline};
+use crate::model::{HostSpan, Ns, SpanKind, SyncKind, Timeline};
 
 /// HTA's default `consecutive_kernel_delay` (its docs say ns; its times are µs).
 pub const CONSECUTIVE_KERNEL_DELAY_US: i64 = 30;
@@ -144,18 +145,13 @@ pub fn hta_compat(tl: &Timeline) -> HtaCompat {
     let mut step_names: Vec<&str> = vec![];
     let mut last_step: Option<i64> = None;
     let ops: usize = tl.gpus.iter().map(|g| g.op_count()).sum();
-    let mut launch_ts: HashMap<u32, i64> =
-        HashMap::with_capacity_and_hasher(ops, Default::default());
+    let mut launch_ts = LaunchTimes::new(tl);
     // Whether each name holds "ProfilerStep": asked once per name, not per span.
     let mut is_step: Vec<Option<bool>> = vec![None; tl.strings.len()];
     for t in tl.processes.iter().flat_map(|p| &p.threads) {
         for s in &t.spans {
-            if matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver) && s.arg != 0 {
-                let ts = ceil_us(s.ts);
-                launch_ts
-                    .entry(s.arg as u32)
-                    .and_modify(|v| *v = (*v).min(ts))
-                    .or_insert(ts);
+            if is_launch(s) {
+                launch_ts.add(s.arg as u32, ceil_us(s.ts));
             }
             if !s.kind.is_named() {
                 continue;
@@ -222,7 +218,7 @@ pub fn hta_compat(tl: &Timeline) -> HtaCompat {
         // Without a correlation id HTA files the record with host events,
         // which it keeps when they start before the cut.
         Some(cut) if r.corr == 0 => r.ts < cut,
-        Some(cut) => launch_ts.get(&r.corr).is_some_and(|&l| l < cut),
+        Some(cut) => launch_ts.get(r.corr).is_some_and(|l| l < cut),
     });
     let window = HtaWindow {
         profiler_steps: step_names.len(),
@@ -238,11 +234,69 @@ pub fn hta_compat(tl: &Timeline) -> HtaCompat {
     }
 }
 
+/// The earliest launch time (whole µs) of each correlation id: a table
+/// when the ids are dense (CUPTI numbers them in sequence; a 50 M-event
+/// recording has 20 M), a map otherwise.
+enum LaunchTimes {
+    Table(Vec<i64>),
+    Map(HashMap<u32, i64>),
+}
+
+impl LaunchTimes {
+    fn new(tl: &Timeline) -> LaunchTimes {
+        let (mut calls, mut max) = (0usize, 0u64);
+        for s in tl
+            .processes
+            .iter()
+            .flat_map(|p| &p.threads)
+            .flat_map(|t| &t.spans)
+        {
+            if is_launch(s) {
+                calls += 1;
+                max = max.max(u64::from(s.arg as u32));
+            }
+        }
+        if max <= 16 * calls as u64 + (1 << 16) {
+            LaunchTimes::Table(vec![i64::MAX; max as usize + 1])
+        } else {
+            LaunchTimes::Map(HashMap::with_capacity_and_hasher(calls, Default::default()))
+        }
+    }
+
+    fn add(&mut self, corr: u32, ts: i64) {
+        match self {
+            LaunchTimes::Table(t) => {
+                if let Some(v) = t.get_mut(corr as usize) {
+                    *v = (*v).min(ts);
+                }
+            }
+            LaunchTimes::Map(m) => {
+                m.entry(corr)
+                    .and_modify(|v| *v = (*v).min(ts))
+                    .or_insert(ts);
+            }
+        }
+    }
+
+    fn get(&self, corr: u32) -> Option<i64> {
+        match self {
+            LaunchTimes::Table(t) => t.get(corr as usize).copied().filter(|&v| v != i64::MAX),
+            LaunchTimes::Map(m) => m.get(&corr).copied(),
+        }
+    }
+}
+
+/// A CUDA API span with a correlation id, as HTA joins GPU records to.
+fn is_launch(s: &HostSpan) -> bool {
+    matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver) && s.arg != 0
+}
+
 /// HTA's interval merge: sorted by start, a record opens a new group when it
 /// starts after every end seen so far; returns the summed group lengths and
 /// the first start and last group end.
 fn merged(mut iv: Vec<(i64, i64)>) -> Option<(i64, i64, i64)> {
-    iv.sort_unstable();
+    // A total order on the pairs: any sort gives the same list.
+    iv.par_sort_unstable();
     let mut sum = 0i64;
     let mut first = None;
     let mut cur: Option<(i64, i64)> = None;
@@ -321,21 +375,21 @@ fn temporal(recs: &[Rec]) -> Option<TemporalBreakdown> {
     })
 }
 
-fn idle(recs: &[Rec], launch_ts: &HashMap<u32, i64>) -> Vec<StreamIdle> {
+fn idle(recs: &[Rec], launch_ts: &LaunchTimes) -> Vec<StreamIdle> {
     let mut by_stream: HashMap<i64, Vec<&Rec>> = HashMap::default();
     for r in recs.iter().filter(|r| r.is_op && r.stream != -1) {
         by_stream.entry(r.stream).or_default().push(r);
     }
     let mut out: Vec<StreamIdle> = by_stream
-        .into_iter()
+        .into_par_iter()
         .map(|(stream, mut ops)| {
             ops.sort_by_key(|r| (r.ts, r.end));
             let (mut host, mut kernel, mut other) = (0i64, 0i64, 0i64);
             for w in ops.windows(2) {
                 let (prev_end, cur) = (w[0].end, w[1]);
                 let gap = cur.ts - prev_end;
-                let launched = (cur.corr != 0).then(|| launch_ts.get(&cur.corr)).flatten();
-                if launched.is_some_and(|&l| l > prev_end) {
+                let launched = (cur.corr != 0).then(|| launch_ts.get(cur.corr)).flatten();
+                if launched.is_some_and(|l| l > prev_end) {
                     host += gap;
                 } else if gap < CONSECUTIVE_KERNEL_DELAY_US {
                     kernel += gap;
@@ -365,6 +419,25 @@ fn idle(recs: &[Rec], launch_ts: &HashMap<u32, i64>) -> Vec<StreamIdle> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table and the map give each id its earliest launch, and nothing
+    /// for ids never launched.
+    #[test]
+    fn launch_times_keep_the_earliest_either_way() {
+        let mut table = LaunchTimes::Table(vec![i64::MAX; 8]);
+        let mut map = LaunchTimes::Map(HashMap::default());
+        for (corr, ts) in [(3, 50), (3, 20), (5, 7), (3, 40), (7, 1), (5, 9)] {
+            table.add(corr, ts);
+            map.add(corr, ts);
+        }
+        for lt in [&table, &map] {
+            assert_eq!(lt.get(3), Some(20));
+            assert_eq!(lt.get(5), Some(7));
+            assert_eq!(lt.get(7), Some(1));
+            assert_eq!(lt.get(4), None);
+            assert_eq!(lt.get(9), None);
+        }
+    }
 
     #[test]
     fn rounding_like_hta() {

@@ -44,7 +44,7 @@ fn main() {
     };
     for _ in 0..repeat {
         let (corr, c) = timed(|| CorrIndex::build(&tl));
-        let (su, s) = timed(|| startup::find(&tl, &corr));
+        let (su, s) = timed(|| startup::scan(&tl).finish(&tl, &corr));
         let (_, st) = timed(|| steps::find(&tl, &corr, su.as_ref()));
         let (_, lk) = timed(|| context::Lookups::build(&tl));
         let (_, jb) = timed(|| job::detect(&tl));

@@ -235,7 +235,7 @@ pub fn hta_compat(tl: &Timeline) -> HtaCompat {
 }
 
 /// The earliest launch time (whole µs) of each correlation id: a table
-/// when the ids are dense (CUPTI numbers them in sequence; a 50 M-event
+/// when the ids are dense enough (as for the correlation index; a 50 M-event
 /// recording has 20 M), a map otherwise.
 enum LaunchTimes {
     Table(Vec<i64>),
@@ -256,7 +256,7 @@ impl LaunchTimes {
                 max = max.max(u64::from(s.arg as u32));
             }
         }
-        if max <= 16 * calls as u64 + (1 << 16) {
+        if crate::model::fits_a_table(max, calls) {
             LaunchTimes::Table(vec![i64::MAX; max as usize + 1])
         } else {
             LaunchTimes::Map(HashMap::with_capacity_and_hasher(calls, Default::default()))

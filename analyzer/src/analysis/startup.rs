@@ -99,13 +99,9 @@ fn classify(name: &str, api: bool) -> Class {
     Class::Context
 }
 
-/// The start-up of a timeline, if it shows any.
-pub fn find(tl: &Timeline, corr: &CorrIndex) -> Option<Startup> {
-    scan(tl).finish(tl, corr)
-}
-
-/// What [`find`] takes from the spans and ops, before it needs the
-/// correlation index: the index is built beside it.
+/// What start-up is found from in the spans and ops, before the
+/// correlation index is needed: the index is built beside it, then
+/// [`Scan::finish`] gives the start-up of a timeline, if it shows any.
 pub struct Scan {
     items: Vec<StartupItem>,
     anchor: Ns,
@@ -113,7 +109,7 @@ pub struct Scan {
     first: Vec<Option<(Ns, u32)>>,
 }
 
-/// The passes over every span and op behind [`find`].
+/// The passes over every span and op behind the start-up.
 pub fn scan(tl: &Timeline) -> Scan {
     let class: Vec<(Class, Class)> = tl
         .strings

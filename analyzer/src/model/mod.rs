@@ -16,6 +16,7 @@ pub use gpu::{
 };
 pub use host::{GpuCapture, HostSpan, IoObject, OpTotals, Process, Sample, SpanKind, Thread};
 pub use strings::{StrId, Strings};
+pub(crate) use timeline::fits_a_table;
 pub use timeline::{CorrIndex, LaunchRef, Note, NoteLevel, Source, Timeline};
 
 /// Nanoseconds on the timeline's clock.

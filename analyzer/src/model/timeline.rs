@@ -262,10 +262,14 @@ pub struct LaunchRef {
     pub span: u32,
 }
 
-/// The largest table [`CorrIndex`] builds: this many slots per call, plus
-/// [`SLOTS_FREE`].
-const SLOTS_PER_CALL: usize = 16;
-const SLOTS_FREE: usize = 1 << 16;
+/// Whether ids up to `max` of `calls` calls go in a table indexed by id
+/// (up to 16 slots a call, plus 64k). A table of 4 bytes a slot beats
+/// sorting 12 bytes a call even when few ids are calls: Kineto traces of
+/// later steps number from far above 0 (df_index_resolver: 42k calls, ids
+/// up to 344k).
+pub(crate) fn fits_a_table(max: u64, calls: usize) -> bool {
+    max <= 16 * calls as u64 + (1 << 16)
+}
 
 /// Correlation id -> the CUDA API call that launched the work.
 ///
@@ -344,7 +348,6 @@ impl CorrIndex {
             .map(|t| t.spans.len())
             .sum();
         // The slots a dense table may have at most (see below).
-        let limit = (SLOTS_PER_CALL * all + SLOTS_FREE) as u64;
         let mut threads = Vec::new();
         let mut first_span = Vec::new();
         let mut dense: Vec<u32> = Vec::new();
@@ -358,7 +361,7 @@ impl CorrIndex {
                         continue;
                     }
                     let id = s.arg as usize;
-                    if id as u64 > limit {
+                    if !fits_a_table(id as u64, all) {
                         return None;
                     }
                     if id >= dense.len() {
@@ -382,11 +385,9 @@ impl CorrIndex {
                 }
             }
         }
-        // A table of 4 bytes a slot beats sorting 12 bytes a call even when
-        // few ids are calls: Kineto traces of later steps number from far
-        // above 0 (df_index_resolver: 42k calls, ids up to 344k).
-        let max = dense.len().saturating_sub(1);
-        (max <= SLOTS_PER_CALL * total + SLOTS_FREE).then_some(CorrIndex {
+        // Checked against every span above, as the calls were not counted yet.
+        let max = dense.len().saturating_sub(1) as u64;
+        fits_a_table(max, total).then_some(CorrIndex {
             threads,
             first_span,
             dense,

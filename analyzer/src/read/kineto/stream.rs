@@ -21,7 +21,7 @@ use super::document;
 use super::meta::Meta;
 
 /// Inflated bytes per piece.
-const PIECE_BYTES: usize = 1 << 20;
+const PIECE_BYTES: usize = 512 << 10;
 /// Below this many compressed bytes one pass is as fast.
 pub const MIN_STREAM_BYTES: usize = 256 << 10;
 /// Bytes read at a time while looking for the `traceEvents` key.

@@ -37,7 +37,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
 
-use crate::model::{HostSpan, Ns, SpanKind, SyncKind, Timeline};
+use crate::model::{HostSpan, IdTable, Ns, SpanKind, SyncKind, Timeline};
 
 /// HTA's default `consecutive_kernel_delay` (its docs say ns; its times are µs).
 pub const CONSECUTIVE_KERNEL_DELAY_US: i64 = 30;
@@ -238,13 +238,13 @@ pub fn hta_compat(tl: &Timeline) -> HtaCompat {
 /// when the ids are dense enough (as for the correlation index; a 50 M-event
 /// recording has 20 M), a map otherwise.
 enum LaunchTimes {
-    Table(Vec<i64>),
+    Table(IdTable<i64>),
     Map(HashMap<u32, i64>),
 }
 
 impl LaunchTimes {
     fn new(tl: &Timeline) -> LaunchTimes {
-        let (mut calls, mut max) = (0usize, 0u64);
+        let (mut calls, mut lo, mut hi) = (0usize, u32::MAX, 0u32);
         for s in tl
             .processes
             .iter()
@@ -253,11 +253,12 @@ impl LaunchTimes {
         {
             if is_launch(s) {
                 calls += 1;
-                max = max.max(u64::from(s.arg as u32));
+                lo = lo.min(s.arg as u32);
+                hi = hi.max(s.arg as u32);
             }
         }
-        if crate::model::fits_a_table(max, calls) {
-            LaunchTimes::Table(vec![i64::MAX; max as usize + 1])
+        if calls > 0 && crate::model::fits_a_table(u64::from(hi - lo) + 1, calls) {
+            LaunchTimes::Table(IdTable::with_range(lo, hi, i64::MAX))
         } else {
             LaunchTimes::Map(HashMap::with_capacity_and_hasher(calls, Default::default()))
         }
@@ -266,9 +267,9 @@ impl LaunchTimes {
     fn add(&mut self, corr: u32, ts: i64) {
         match self {
             LaunchTimes::Table(t) => {
-                if let Some(v) = t.get_mut(corr as usize) {
-                    *v = (*v).min(ts);
-                }
+                // Every id was seen by `new`, so the table never grows.
+                let v = t.slot(corr);
+                *v = (*v).min(ts);
             }
             LaunchTimes::Map(m) => {
                 m.entry(corr)
@@ -280,7 +281,7 @@ impl LaunchTimes {
 
     fn get(&self, corr: u32) -> Option<i64> {
         match self {
-            LaunchTimes::Table(t) => t.get(corr as usize).copied().filter(|&v| v != i64::MAX),
+            LaunchTimes::Table(t) => t.get(corr),
             LaunchTimes::Map(m) => m.get(&corr).copied(),
         }
     }
@@ -424,7 +425,7 @@ mod tests {
     /// for ids never launched.
     #[test]
     fn launch_times_keep_the_earliest_either_way() {
-        let mut table = LaunchTimes::Table(vec![i64::MAX; 8]);
+        let mut table = LaunchTimes::Table(IdTable::with_range(3, 7, i64::MAX));
         let mut map = LaunchTimes::Map(HashMap::default());
         for (corr, ts) in [(3, 50), (3, 20), (5, 7), (3, 40), (7, 1), (5, 9)] {
             table.add(corr, ts);
@@ -436,6 +437,7 @@ mod tests {
             assert_eq!(lt.get(7), Some(1));
             assert_eq!(lt.get(4), None);
             assert_eq!(lt.get(9), None);
+            assert_eq!(lt.get(2), None);
         }
     }
 

@@ -7,6 +7,7 @@
 
 mod gpu;
 mod host;
+mod id_table;
 mod strings;
 mod timeline;
 
@@ -15,8 +16,8 @@ pub use gpu::{
     SyncEvent, SyncKind,
 };
 pub use host::{GpuCapture, HostSpan, IoObject, OpTotals, Process, Sample, SpanKind, Thread};
+pub(crate) use id_table::{IdTable, fits_a_table};
 pub use strings::{StrId, Strings};
-pub(crate) use timeline::fits_a_table;
 pub use timeline::{CorrIndex, LaunchRef, Note, NoteLevel, Source, Timeline};
 
 /// Nanoseconds on the timeline's clock.

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::{Gpu, Ns, Oom, Process, SpanKind, Strings};
+use super::{Gpu, IdTable, Ns, Oom, Process, SpanKind, Strings, fits_a_table};
 
 /// Sorts `v` stably by `key`, with the result of `sort_by_key`, but cheaply
 /// when `v` is sorted already (one pass, no scratch buffer) or sorted except
@@ -262,15 +262,6 @@ pub struct LaunchRef {
     pub span: u32,
 }
 
-/// Whether ids up to `max` of `calls` calls go in a table indexed by id
-/// (up to 16 slots a call, plus 64k). A table of 4 bytes a slot beats
-/// sorting 12 bytes a call even when few ids are calls: Kineto traces of
-/// later steps number from far above 0 (df_index_resolver: 42k calls, ids
-/// up to 344k).
-pub(crate) fn fits_a_table(max: u64, calls: usize) -> bool {
-    max <= 16 * calls as u64 + (1 << 16)
-}
-
 /// Correlation id -> the CUDA API call that launched the work.
 ///
 /// CUPTI and Kineto hand out correlation ids in sequence, so the index is a
@@ -284,7 +275,7 @@ pub struct CorrIndex {
     /// their spans (thread after thread).
     first_span: Vec<u32>,
     /// Dense: slot `corr` holds the call's span number + 1; 0 means absent.
-    dense: Vec<u32>,
+    dense: IdTable<u32>,
     /// Sparse: (corr, thread, span), sorted by corr.
     sparse: Vec<(u32, u32, u32)>,
 }
@@ -329,7 +320,7 @@ impl CorrIndex {
         CorrIndex {
             threads,
             first_span,
-            dense: Vec::new(),
+            dense: IdTable::new(0),
             sparse: entries,
         }
     }
@@ -350,7 +341,7 @@ impl CorrIndex {
         // The slots a dense table may have at most (see below).
         let mut threads = Vec::new();
         let mut first_span = Vec::new();
-        let mut dense: Vec<u32> = Vec::new();
+        let mut dense = IdTable::new(0u32);
         let (mut total, mut n) = (0usize, 0u64);
         for (pi, p) in tl.processes.iter().enumerate() {
             for (ti, t) in p.threads.iter().enumerate() {
@@ -360,18 +351,16 @@ impl CorrIndex {
                     if !is_api(s) {
                         continue;
                     }
-                    let id = s.arg as usize;
-                    if !fits_a_table(id as u64, all) {
+                    let id = s.arg as u32;
+                    if !fits_a_table(dense.range_with(id), all) {
                         return None;
                     }
-                    if id >= dense.len() {
-                        dense.resize(id + 1, 0);
-                    }
                     calls += 1;
-                    if dense[id] == 0 {
+                    let slot = dense.slot(id);
+                    if *slot == 0 {
                         // Truncated only where the spans are too many,
                         // and then the table is not used.
-                        dense[id] = (base + si as u64) as u32;
+                        *slot = (base + si as u64) as u32;
                     }
                 }
                 if calls > 0 {
@@ -386,8 +375,7 @@ impl CorrIndex {
             }
         }
         // Checked against every span above, as the calls were not counted yet.
-        let max = dense.len().saturating_sub(1) as u64;
-        fits_a_table(max, total).then_some(CorrIndex {
+        fits_a_table(dense.range(), total).then_some(CorrIndex {
             threads,
             first_span,
             dense,
@@ -424,8 +412,7 @@ impl CorrIndex {
             return None;
         }
         if self.sparse.is_empty() {
-            let n = *self.dense.get(corr as usize)?;
-            let n = n.checked_sub(1)?;
+            let n = self.dense.get(corr)? - 1;
             let t = if self.first_span.len() == 1 {
                 0
             } else {
@@ -440,7 +427,7 @@ impl CorrIndex {
 
     pub fn len(&self) -> usize {
         if self.sparse.is_empty() {
-            self.dense.iter().filter(|&&e| e != 0).count()
+            self.dense.filled()
         } else {
             self.sparse.len()
         }
@@ -524,19 +511,25 @@ mod tests {
             for corr in ids {
                 assert_eq!(idx.get(corr), want(corr), "case {case}, id {corr}");
             }
-            // A table unless some call's id is far past the calls' count.
-            let far = tl.processes.iter().flat_map(|p| &p.threads).any(|t| {
-                t.spans.iter().any(|s| {
-                    matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver) && s.arg > 1000
+            // A table unless the calls' ids spread far past their count.
+            let ids: Vec<u64> = tl
+                .processes
+                .iter()
+                .flat_map(|p| &p.threads)
+                .flat_map(|t| &t.spans)
+                .filter(|s| {
+                    matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver) && s.arg != 0
                 })
-            });
+                .map(|s| s.arg)
+                .collect();
+            let far = ids.iter().max().unwrap_or(&0) - ids.iter().min().unwrap_or(&0) > 1000;
             assert_eq!(idx.sparse.is_empty(), !far, "case {case}");
-            assert!(!far || idx.dense.is_empty(), "case {case}");
+            assert!(!far || idx.dense.range() == 0, "case {case}");
         }
     }
 
     /// Ids that start far above 0, as in a Kineto trace of later steps,
-    /// still get a table: sorting would cost more than the empty slots.
+    /// still get a table, which spans their range only.
     #[test]
     fn ids_far_from_zero_get_a_table() {
         let mut tl = Timeline::new(Source::Kineto, "t");
@@ -544,7 +537,7 @@ mod tests {
             .map(|k| HostSpan {
                 ts: k as i64,
                 dur: 1,
-                arg: 70_000 + k,
+                arg: 900_000 + k,
                 id: 0,
                 kind: SpanKind::CudaRuntime,
             })
@@ -557,9 +550,10 @@ mod tests {
             ..Process::default()
         });
         let idx = CorrIndex::build(&tl);
-        assert!(idx.sparse.is_empty() && !idx.dense.is_empty());
-        assert_eq!(idx.get(70_999).map(|r| r.span), Some(999));
-        assert_eq!(idx.get(69_999), None);
+        assert!(idx.sparse.is_empty() && idx.dense.range() == 1000);
+        assert_eq!(idx.get(900_999).map(|r| r.span), Some(999));
+        assert_eq!(idx.get(899_999), None);
+        assert_eq!(idx.get(901_000), None);
     }
 
     /// The result of a stable sort, for sorted lists, lists with a short

@@ -145,6 +145,13 @@ pub struct Sep {
 }
 
 impl Sep {
+    /// How many bytes after its `{` tell whether an event starts there: a
+    /// `{` closer than this to the end of a text is searched again once
+    /// the text is longer.
+    pub fn lead_len(&self) -> usize {
+        1 + self.inner.len() + self.key.len().max(b"\"name\"".len())
+    }
+
     /// Whether `ev` starts like an event.
     fn leads(&self, ev: &[u8]) -> bool {
         let Some(rest) = ev
@@ -182,11 +189,13 @@ fn cut_at(text: &[u8], brace: usize, sep: &Sep) -> Option<Cut> {
         })
 }
 
-/// The writer's blanks between events: those between `[` and the first
-/// event (Kineto: `\n  `), else, for `[{`, those after the first event's
-/// comma (Python's `json.dump`: a space). Pretty-printers indent nested
-/// values deeper, so matching it exactly avoids most cuts inside events.
-/// `None` when there are none (`},{`): such a file is parsed in one pass.
+/// The writer's blanks between events: those after the first event's
+/// comma (Kineto: `\n  `; Python's `json.dump`: a space), else, for a lone
+/// first event, those between `[` and it. The gap after `[` may differ:
+/// Kineto 0.1 (the TensorBoard plugin's samples of 2020-21) puts a blank
+/// line there. Pretty-printers indent nested values deeper, so matching the
+/// gap exactly avoids most cuts inside events. Compact JSON (`},{`) gives
+/// no blanks; `None` when the array does not start with an object.
 pub fn separator(text: &[u8], open: usize) -> Option<Sep> {
     let rest = text.get(open + 1..)?;
     let n = rest.iter().position(|b| !b.is_ascii_whitespace())?;
@@ -195,21 +204,17 @@ pub fn separator(text: &[u8], open: usize) -> Option<Sep> {
     }
     let (inner, key) = lead(&rest[n..])?;
     let (inner, key) = (inner.to_vec(), key.to_vec());
-    if n > 0 {
-        return Some(Sep {
-            blanks: rest[..n].to_vec(),
-            inner,
-            key,
-        });
-    }
-    let end = super::fast::value_end(rest)?;
-    let gap = rest[end..].strip_prefix(b",")?;
-    let m = gap.iter().position(|b| !b.is_ascii_whitespace())?;
-    (gap[m] == b'{').then(|| Sep {
-        blanks: gap[..m].to_vec(),
-        inner,
-        key,
-    })
+    let between = super::fast::value_end(&rest[n..]).and_then(|end| {
+        let gap = rest[n + end..].strip_prefix(b",")?;
+        let m = gap.iter().position(|b| !b.is_ascii_whitespace())?;
+        (gap[m] == b'{').then(|| gap[..m].to_vec())
+    });
+    let blanks = match between {
+        Some(b) => b,
+        None if n > 0 => rest[..n].to_vec(),
+        None => return None,
+    };
+    Some(Sep { blanks, inner, key })
 }
 
 /// The blanks after the `{` of the event at `ev[0]`, and its first key with
@@ -235,10 +240,13 @@ pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-/// The last cut in `text`.
-pub fn last_cut(text: &[u8], sep: &Sep) -> Option<Cut> {
+/// The last cut in `text` whose `{` is at or after `from`: a caller that
+/// found none in a text it then extends passes the old length, so that a
+/// long stretch without a cut is searched once, not once per extension.
+pub fn last_cut(text: &[u8], from: usize, sep: &Sep) -> Option<Cut> {
     let mut end = text.len();
-    while let Some(brace) = text[..end].iter().rposition(|&b| b == b'{') {
+    while let Some(at) = text[from.min(end)..end].iter().rposition(|&b| b == b'{') {
+        let brace = from.min(end) + at;
         if let Some(cut) = cut_at(text, brace, sep) {
             return Some(cut);
         }
@@ -253,5 +261,49 @@ pub fn apply(text: &mut [u8], c: &Cut) {
     text[c.comma] = b']';
     if c.opened() {
         text[c.brace - 1] = b'[';
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Kineto 0.1 puts a blank line after `[`; the separator is the gap
+    /// between events all the same.
+    #[test]
+    fn separator_is_the_gap_between_events() {
+        let text =
+            b"{\"traceEvents\": [\n  \n  {\"ph\": \"X\"},\n  {\"ph\": \"X\"},\n  {\"ph\": \"i\"}]}";
+        let (_, open, bare) = events_start(text).unwrap();
+        assert!(!bare);
+        let sep = separator(text, open).unwrap();
+        assert_eq!(sep.blanks, b"\n  ");
+        assert!(next_cut(text, open + 1, &sep).is_some());
+        // A lone event: the blanks after `[`.
+        let one = b"[\n \n {\"ph\": \"X\"}\n]";
+        assert_eq!(separator(one, 0).unwrap().blanks, b"\n \n ");
+        // Compact: no blanks.
+        let compact = b"[{\"ph\":\"X\"},{\"ph\":\"X\"}]";
+        assert_eq!(separator(compact, 0).unwrap().blanks, b"");
+    }
+
+    /// A search that starts past the text searched before finds a cut
+    /// whose event had only begun at the end of the shorter text, and no
+    /// cut before that.
+    #[test]
+    fn last_cut_from_skips_what_was_searched() {
+        let full = b"[\n  {\"ph\": \"X\"},\n  {\"ph\": \"X\"},\n  {\"ph\": \"i\"}]";
+        let sep = separator(full, 0).unwrap();
+        let last = last_cut(full, 0, &sep).unwrap();
+        // The text ends two bytes into the last event: no cut there yet.
+        let short = &full[..last.brace + 3];
+        let first = last_cut(short, 0, &sep).unwrap();
+        assert!(first.brace < last.brace);
+        let from = short.len().saturating_sub(sep.lead_len());
+        assert_eq!(
+            last_cut(full, from, &sep).map(|c| c.brace),
+            Some(last.brace)
+        );
+        assert!(last_cut(full, last.brace + 1, &sep).is_none());
     }
 }

@@ -17,6 +17,9 @@ use super::{ReadOptions, cuts, document, fast, parallel, source, stream};
 enum Layout {
     /// Kineto: `[\n  {\n    "ph": "X", ...`.
     Kineto,
+    /// Kineto 0.1 (the TensorBoard plugin's samples): a blank line
+    /// between `[` and the first event only.
+    Kineto01,
     /// `json.dump(d)`: `[{"ph": "X", ...}, {...}]`.
     PyDefault,
     /// `json.dump(d, indent=4)`.
@@ -38,6 +41,7 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         prop_oneof![
             Just(Layout::Kineto),
+            Just(Layout::Kineto01),
             Just(Layout::PyDefault),
             Just(Layout::PyIndent),
             Just(Layout::Compact)
@@ -223,7 +227,7 @@ fn event() -> impl Strategy<Value = Fields> {
 /// until the text passes `min_bytes`.
 fn write(shape: &Shape, events: &[Fields], min_bytes: usize) -> Vec<u8> {
     let (nl, ind, colon, comma) = match shape.layout {
-        Layout::Kineto => ("\n", "  ", ": ", ","),
+        Layout::Kineto | Layout::Kineto01 => ("\n", "  ", ": ", ","),
         Layout::PyDefault => ("", "", ": ", ", "),
         Layout::PyIndent => ("\n", "    ", ": ", ","),
         Layout::Compact => ("", "", ":", ","),
@@ -236,6 +240,8 @@ fn write(shape: &Shape, events: &[Fields], min_bytes: usize) -> Vec<u8> {
         for e in events {
             if !evs.is_empty() {
                 evs.push_str(comma);
+            } else if matches!(shape.layout, Layout::Kineto01) {
+                evs.push_str(&pad(depth + 1));
             }
             evs.push_str(&pad(depth + 1));
             evs.push('{');
@@ -299,9 +305,13 @@ fn gz(text: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
-/// Whether the writer's separator between events is found, so `text` can be cut.
+/// Whether the writer's separator between events is found, and cuts with
+/// it, so `text` can be cut.
 fn cuttable(text: &[u8]) -> bool {
-    cuts::events_start(text).is_some_and(|(_, open, _)| cuts::separator(text, open).is_some())
+    cuts::events_start(text).is_some_and(|(_, open, _)| {
+        cuts::separator(text, open)
+            .is_some_and(|sep| cuts::next_cut(text, open + 1, &sep).is_some())
+    })
 }
 
 /// Every `,` followed by blanks and `{` after `open`: the real cuts between

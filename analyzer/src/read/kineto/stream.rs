@@ -167,15 +167,20 @@ fn produce(
     pending.consume(open);
 
     let mut index = 0;
+    // Where the search for a cut in `pending` starts: past what was searched.
+    let mut searched = 0;
     loop {
         let eof = pending.fill(&mut dec, PIECE_BYTES)?;
         // At the end, too, cut: the tail parsed here alone stays one event.
-        let Some(cut) = cuts::last_cut(pending.text(), &sep) else {
+        let Some(cut) = cuts::last_cut(pending.text(), searched, &sep) else {
             if eof {
                 break;
             }
-            continue; // one event longer than a piece: read on
+            // One event longer than a piece, or no cut at all: read on.
+            searched = pending.len.saturating_sub(sep.lead_len());
+            continue;
         };
+        searched = 0;
         let mut next = free.try_recv().unwrap_or_default();
         next.len = 0;
         next.push(b"[");

@@ -17,9 +17,12 @@ ids, written by Python's `json.dump` in each of --layouts: `dump` (the
 `[{...}, {...}]` layout of traces that tools rewrite) and `compact`
 (`separators=(",", ":")`, no blank between events), gzipped.
 
-No other public trace over 20 MB is fetched: none of the packages reachable
-from here ships one (checked: holistictraceanalysis 0.5.0 sdist,
-torch-tb-profiler 0.4.3 wheel and sdist); the corpus holds the largest found.
+Public traces beyond the corpus: --kineto-repo names a git clone of
+pytorch/kineto (with its history). Its TensorBoard-plugin samples (NVIDIA
+V100 ResNet-50 training, 24-35 MB of JSON each, in the profiler API's and the
+older autograd API's layouts) were removed from the tree in 2025; every
+distinct one over --min-mb is taken from the history into
+target/kineto-public/ (never committed). --extra adds any other files.
 
 The floor: `infl ms` is the time to inflate the gzip trace alone, as the
 reader's pipeline does (flate2 into a reused 1 MiB buffer, nothing parsed;
@@ -32,6 +35,7 @@ The load average is printed before and after: the ratios are only comparable
 between runs on a similarly loaded machine.
 
     bench/kineto_vs_hta.py --hta-python /tmp/hta-venv/bin/python [--min-mb 5] [--big 1] [--runs 3]
+        [--kineto-repo CLONE] [--extra TRACE ...]
 """
 
 import argparse
@@ -129,6 +133,33 @@ def scaled_rocm(seed, scale, out_dir, layout="dump"):
     return out
 
 
+def kineto_samples(repo, out_dir, min_bytes):
+    """Every distinct trace ever under tb_plugin/samples in the pytorch/kineto
+    clone `repo` with over min_bytes of JSON, written to out_dir as
+    <sample>-<blob>.json.gz."""
+    git = lambda *a: subprocess.run(["git", "-C", repo, *a], capture_output=True, check=True).stdout
+    commits = git("log", "--all", "--format=%H", "--", "tb_plugin/samples").decode().split()
+    blobs = {}
+    for c in commits:
+        for line in git("ls-tree", "-r", c, "--", "tb_plugin/samples").decode().splitlines():
+            meta, path = line.split("\t", 1)
+            if path.endswith(".json.gz"):
+                blobs.setdefault(meta.split()[2], path)
+    os.makedirs(out_dir, exist_ok=True)
+    found = []
+    for blob, path in sorted(blobs.items(), key=lambda b: b[1]):
+        sample = path.split("/")[2]
+        out = os.path.join(out_dir, f"{sample}-{blob[:8]}.json.gz")
+        if not os.path.exists(out):
+            with open(out + ".tmp", "wb") as f:
+                f.write(git("cat-file", "blob", blob))
+            os.replace(out + ".tmp", out)
+        size = json_bytes(out)
+        if size > min_bytes:
+            found.append((out, size))
+    return found
+
+
 def inflate_ms(exe, path, runs):
     """The best time to inflate a gzip trace alone (0 for plain JSON)."""
     if not path.endswith(".gz"):
@@ -153,6 +184,9 @@ def main():
     ap.add_argument("--layouts", default="dump,compact",
                     help=f"JSON layouts of the big traces, of {','.join(LAYOUTS)}")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--kineto-repo", help="a git clone of pytorch/kineto: its past TensorBoard-plugin "
+                    "samples over --min-mb are benchmarked too")
+    ap.add_argument("--extra", nargs="*", default=[], help="more trace files to benchmark")
     ap.add_argument("--ours", help="instead of `stallscope analyze`, a binary that takes the trace path "
                     "(e.g. the kineto_hta example)")
     args = ap.parse_args()
@@ -178,6 +212,12 @@ def main():
             big = scaled_rocm(os.path.join(args.corpus, ROCM_SEED), args.scale * (k + 1),
                               os.path.join(target, "kineto-big"), layout)
             traces.append((big, json_bytes(big)))
+    if args.kineto_repo:
+        traces += kineto_samples(args.kineto_repo, os.path.join(target, "kineto-public"), args.min_mb * 1e6)
+    for path in args.extra:
+        if not os.path.isfile(path):
+            sys.exit(f"--extra {path}: no such file")
+        traces.append((path, json_bytes(path)))
     print(f"machine: {os.cpu_count()} CPUs, load average {load_average()} at the start")
     print(f"{'trace':40} {'MB':>5} {'ours ms':>7} {'HTA s':>6} {'speedup':>7} {'CPU x':>6} "
           f"{'ours MiB':>8} {'HTA MiB':>7} {'mem':>6} {'infl ms':>7} {'HTA/infl':>8} {'ours/infl':>9}")

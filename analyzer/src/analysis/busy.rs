@@ -3,23 +3,34 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use rayon::prelude::*;
 
 use super::kernels;
 use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, StrId, Strings};
 
-/// Precision class per interned name, computed once.
-pub struct PrecisionMap(Vec<Precision>);
+/// Precision class per interned name, worked out on first use: only
+/// kernels' names are ever asked, and a Kineto trace interns tens of
+/// thousands of other names (Python functions, CPU ops) that classifying
+/// up front would cost a millisecond or two, on the diagnosis's first,
+/// serial phase.
+pub struct PrecisionMap<'s> {
+    strings: &'s Strings,
+    /// `Precision as u8` per name, or [`UNSEEN`]. Two threads asking at
+    /// once both classify and store the same code.
+    codes: Vec<AtomicU8>,
+}
 
-impl PrecisionMap {
-    pub fn new(strings: &Strings) -> PrecisionMap {
-        PrecisionMap(
-            strings
-                .iter()
-                .map(|(_, s)| kernels::classify(s).bucket())
-                .collect(),
-        )
+/// No name's class yet.
+const UNSEEN: u8 = u8::MAX;
+
+impl<'s> PrecisionMap<'s> {
+    pub fn new(strings: &'s Strings) -> PrecisionMap<'s> {
+        PrecisionMap {
+            strings,
+            codes: (0..strings.len()).map(|_| AtomicU8::new(UNSEEN)).collect(),
+        }
     }
 
     /// The class of an op: its own if a reader set one, else by name (kernels).
@@ -33,11 +44,22 @@ impl PrecisionMap {
         }
     }
 
+    #[inline]
     pub fn by_name(&self, name: StrId) -> Precision {
-        self.0
-            .get(name as usize)
-            .copied()
-            .unwrap_or(Precision::NonGemm)
+        let Some(code) = self.codes.get(name as usize) else {
+            return Precision::NonGemm;
+        };
+        match code.load(Ordering::Relaxed) {
+            UNSEEN => self.classify(name, code),
+            c => Precision::from_code(c),
+        }
+    }
+
+    #[cold]
+    fn classify(&self, name: StrId, code: &AtomicU8) -> Precision {
+        let p = kernels::classify(self.strings.get(name)).bucket();
+        code.store(p as u8, Ordering::Relaxed);
+        p
     }
 }
 
@@ -282,6 +304,39 @@ mod tests {
 
     use super::*;
     use crate::model::Stream;
+
+    /// Names are classified when first asked, each as `kernels::classify`
+    /// does, and no other name is classified meanwhile.
+    #[test]
+    fn precision_map_classifies_names_when_asked() {
+        let mut strings = Strings::new();
+        let names = [
+            "ampere_sgemm_128x64_nn",
+            "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn",
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+            "nn.Module: Conv2d_1",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>",
+        ];
+        let ids: Vec<StrId> = names.iter().map(|n| strings.intern(n)).collect();
+        let pm = PrecisionMap::new(&strings);
+        let seen = |pm: &PrecisionMap| {
+            pm.codes
+                .iter()
+                .filter(|c| c.load(Ordering::Relaxed) != UNSEEN)
+                .count()
+        };
+        assert_eq!(seen(&pm), 0);
+        assert_eq!(pm.by_name(ids[1]), kernels::classify(names[1]).bucket());
+        assert_eq!(seen(&pm), 1);
+        for (&id, name) in ids.iter().zip(names) {
+            assert_eq!(pm.by_name(id), kernels::classify(name).bucket(), "{name}");
+            // Asked again: the stored class.
+            assert_eq!(pm.by_name(id), kernels::classify(name).bucket(), "{name}");
+        }
+        assert_eq!(pm.by_name(ids[0]), Precision::Fp32);
+        assert_eq!(pm.by_name(ids[2]), Precision::Comm);
+        assert_eq!(pm.by_name(StrId::MAX), Precision::NonGemm);
+    }
 
     proptest! {
         /// The merge gives what a stable sort of the streams' lists, one

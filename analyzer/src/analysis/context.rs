@@ -50,7 +50,7 @@ pub struct Context<'a> {
     pub corr: CorrIndex,
     pub names: NameTable,
     pub copies: CopyIndex,
-    pub precision: PrecisionMap,
+    pub precision: PrecisionMap<'a>,
     /// The analyzed window.
     pub window: (Ns, Ns),
     /// Correlation ids of copies that recur every step (offload).
@@ -84,14 +84,14 @@ impl FileIo {
 
 /// The context's lookups that need neither the correlation index nor the
 /// window, so they can be built beside them.
-pub struct Lookups {
+pub struct Lookups<'a> {
     names: NameTable,
     copies: CopyIndex,
-    precision: PrecisionMap,
+    precision: PrecisionMap<'a>,
 }
 
-impl Lookups {
-    pub fn build(tl: &Timeline) -> Lookups {
+impl<'a> Lookups<'a> {
+    pub fn build(tl: &'a Timeline) -> Lookups<'a> {
         Lookups {
             names: NameTable::new(&tl.strings),
             copies: copy_index(tl),
@@ -112,7 +112,7 @@ impl<'a> Context<'a> {
         tl: &'a Timeline,
         window: (Ns, Ns),
         corr: CorrIndex,
-        lookups: Lookups,
+        lookups: Lookups<'a>,
     ) -> Context<'a> {
         Context {
             corr,

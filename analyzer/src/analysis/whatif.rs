@@ -207,7 +207,7 @@ pub struct Replay<'a> {
     /// every op, sorted.
     order: Option<Vec<OpView>>,
     slots: usize,
-    precision: &'a PrecisionMap,
+    precision: &'a PrecisionMap<'a>,
     /// Per kernel name id: the transfer time of that collective (0: not
     /// one, or no estimate). Empty when the window has none.
     comm: Vec<Ns>,
@@ -404,7 +404,7 @@ pub struct ReplayScan<'a> {
     slots: usize,
     launched: Vec<Vec<u64>>,
     spans: Vec<&'a [HostSpan]>,
-    precision: &'a PrecisionMap,
+    precision: &'a PrecisionMap<'a>,
     comm: Vec<Ns>,
 }
 

@@ -324,34 +324,24 @@ impl Report {
     pub fn build(tl: &Timeline, d: &Diagnosis) -> Report {
         let (w0, w1) = d.window;
         // Processes (images: a wrapper that execs keeps the pid) that
-        // launched GPU work.
-        let is_trainer = |p: &crate::model::Process| {
-            p.threads
-                .iter()
-                .any(|t| t.spans.iter().any(|s| s.kind.is_named() && s.arg != 0))
-        };
-        let trainers: Vec<u32> = tl
-            .processes
-            .iter()
-            .filter(|p| is_trainer(p))
-            .map(|p| p.pid)
+        // launched GPU work, found once: a worker without launches is read
+        // to its last span.
+        let trainer_ix: Vec<usize> = (0..tl.processes.len())
+            .filter(|&i| crate::analysis::host::is_trainer(&tl.processes[i]))
             .collect();
+        let trainers: Vec<u32> = trainer_ix.iter().map(|&i| tl.processes[i].pid).collect();
         // Producers, not every child: a wrapper's helpers are not workers.
-        let mut workers: Vec<usize> = tl
-            .processes
+        let mut workers: Vec<usize> = trainer_ix
             .iter()
-            .enumerate()
-            .filter(|(_, p)| is_trainer(p))
-            .flat_map(|(i, _)| crate::analysis::context::producer_processes(tl, i))
+            .flat_map(|&i| crate::analysis::context::producer_processes(tl, i))
             .filter(|&i| !trainers.contains(&tl.processes[i].pid))
             .collect();
         workers.sort_unstable();
         workers.dedup();
         let workers = workers.len();
-        let command = tl
-            .processes
-            .iter()
-            .find(|p| is_trainer(p))
+        let command = trainer_ix
+            .first()
+            .map(|&i| &tl.processes[i])
             .or_else(|| tl.processes.first())
             .map(|p| p.cmdline.clone())
             .unwrap_or_default();

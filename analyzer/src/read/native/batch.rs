@@ -250,6 +250,19 @@ fn populated<T>(addr: usize, n: usize) -> *mut T {
     addr as *mut T
 }
 
+/// Maps a chunk's pages in one call rather than a fault per 64 KiB.
+fn prefault(b: &[u8]) {
+    const PAGE: usize = 4096;
+    let addr = b.as_ptr() as usize;
+    let lo = addr / PAGE * PAGE;
+    let hi = (addr + b.len()).div_ceil(PAGE) * PAGE;
+    if hi > lo {
+        // SAFETY: the range lies within the file's read-only mapping (rounded
+        // out to its pages); populating reads nothing visible.
+        unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_POPULATE_READ) };
+    }
+}
+
 /// The final lists of one kind, in order of first appearance.
 struct Finals<K, T> {
     index: FxHashMap<K, usize>,
@@ -414,6 +427,7 @@ pub(super) fn decode_batched(
         let outs = &mut outs[..batch.len()];
         outs.par_iter_mut().zip(batch).for_each(|(o, c)| {
             o.reset();
+            prefault(c.payload);
             o.decode(c, names, path);
             file.release(c.offset, chunk_size);
         });

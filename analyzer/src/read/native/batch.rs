@@ -189,6 +189,11 @@ impl ChunkOut {
             ));
         }
         self.rest.last = last;
+        self.check_order();
+    }
+
+    /// Notes which span lists are in order.
+    fn check_order(&mut self) {
         self.span_sorted
             .extend(self.spans.lists.iter().map(|v| v.is_sorted_by_key(key)));
     }
@@ -721,6 +726,47 @@ mod tests {
             id,
             kind: SpanKind::CudaRuntime,
         }
+    }
+
+    /// The order is checked within each chunk's list and across chunks of
+    /// the same owner; a list out of order either way is joined in file
+    /// order, not merged.
+    #[test]
+    fn an_owner_out_of_order_within_or_across_chunks_is_not_merged() {
+        // Chunks of (owner, start times of thread 5's spans).
+        let read = |chunks: &[(u32, &[i64])]| {
+            let mut f = SpanFinals::default();
+            let mut places = Vec::new();
+            for &(owner, times) in chunks {
+                let mut o = ChunkOut::default();
+                for &t in times {
+                    o.spans.get(5).push(span(t, 1, t as u32));
+                }
+                o.check_order();
+                f.place(&o, owner, &mut places);
+            }
+            f.order.iter().map(|x| x.0).collect::<Vec<bool>>()
+        };
+        assert_eq!(read(&[(1, &[1, 3]), (2, &[2]), (1, &[3, 4])]), [true, true]);
+        assert_eq!(
+            read(&[(1, &[1, 3]), (2, &[2]), (1, &[2, 4])]),
+            [false, true]
+        );
+        assert_eq!(
+            read(&[(1, &[1, 3]), (2, &[2]), (1, &[5, 4])]),
+            [false, true]
+        );
+
+        // Out of order: the file order, for the timeline to sort.
+        let spans = |times: &[i64]| -> Vec<HostSpan> {
+            times.iter().map(|&t| span(t, 1, t as u32)).collect()
+        };
+        let owned = OwnedSpans {
+            lists: vec![(spans(&[1, 3, 2]), false), (spans(&[2]), true)],
+            runs: vec![(0, 0, 2), (1, 2, 1), (0, 3, 1)],
+        };
+        let got: Vec<i64> = owned.assemble(Vec::new()).iter().map(|s| s.ts).collect();
+        assert_eq!(got, [1, 3, 2, 2]);
     }
 
     proptest! {

@@ -22,8 +22,8 @@ use rustc_hash::FxHashMap;
 use stallscope_format::reader::Chunk;
 use stallscope_format::{Record, TraceFile};
 
-use super::decode::{Rec, Walk, api_span, host_span, kernel_op, memcpy_op, memset_op, other};
-use super::decode::{config_of, sample};
+use super::decode::{Rec, Walk, host_span, kernel_op, memcpy_op, memset_op, named_api_span, other};
+use super::decode::{UNNAMED, config_of, sample};
 use super::file::Names;
 use super::partial::Partial;
 use crate::model::{GpuOp, HostSpan, LaunchConfig, Ns, Sample};
@@ -119,6 +119,9 @@ impl Configs {
 #[derive(Default)]
 struct ChunkOut {
     spans: Lists<u32, HostSpan>,
+    /// Per list of `spans`: its spans are in order (checked while they are in
+    /// the core's cache, so the merge need not read them all again).
+    span_sorted: Vec<bool>,
     samples: Lists<u32, Sample>,
     ops: Lists<(u32, u32), GpuOp>,
     configs: Configs,
@@ -134,6 +137,7 @@ struct ChunkOut {
 impl ChunkOut {
     fn reset(&mut self) {
         self.spans.reset();
+        self.span_sorted.clear();
         self.samples.reset();
         self.ops.reset();
         self.configs.reset();
@@ -153,7 +157,9 @@ impl ChunkOut {
                     }
                 }
                 Rec::Api(a) => {
-                    let span = api_span(&a);
+                    // Named here, not in a pass over the final lists.
+                    let span = named_api_span(&a, &names.api);
+                    self.rest.unnamed |= span.arg & UNNAMED != 0;
                     last = last.max(Some(span.end()));
                     self.spans.get(a.tid).push(span);
                 }
@@ -183,6 +189,13 @@ impl ChunkOut {
             ));
         }
         self.rest.last = last;
+        self.check_order();
+    }
+
+    /// Notes which span lists are in order.
+    fn check_order(&mut self) {
+        self.span_sorted
+            .extend(self.spans.lists.iter().map(|v| v.is_sorted_by_key(key)));
     }
 
     /// Copies the lists to the addresses the placement chose.
@@ -242,18 +255,26 @@ fn populated<T>(addr: usize, n: usize) -> *mut T {
     addr as *mut T
 }
 
+/// Maps a chunk's pages in one call rather than a fault per 64 KiB.
+fn prefault(b: &[u8]) {
+    const PAGE: usize = 4096;
+    let addr = b.as_ptr() as usize;
+    let lo = addr / PAGE * PAGE;
+    let hi = (addr + b.len()).div_ceil(PAGE) * PAGE;
+    if hi > lo {
+        // SAFETY: the range lies within the file's read-only mapping (rounded
+        // out to its pages); populating reads nothing visible.
+        unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_POPULATE_READ) };
+    }
+}
+
 /// The final lists of one kind, in order of first appearance.
 struct Finals<K, T> {
     index: FxHashMap<K, usize>,
     lists: Vec<(K, Vec<T>)>,
     /// Length of each list once the current batch is copied in.
     len: Vec<usize>,
-    /// Per list, which chunk owner's records fill each stretch of it.
-    runs: Vec<Runs>,
 }
-
-/// Stretches of a final list, in list order: (chunk owner, start, length).
-pub(super) type Runs = Vec<(u32, usize, usize)>;
 
 impl<K, T> Default for Finals<K, T> {
     fn default() -> Self {
@@ -261,29 +282,34 @@ impl<K, T> Default for Finals<K, T> {
             index: FxHashMap::default(),
             lists: Vec::new(),
             len: Vec::new(),
-            runs: Vec::new(),
         }
     }
 }
 
 impl<K: Copy + Eq + std::hash::Hash, T> Finals<K, T> {
-    /// Reserves room for a chunk's lists after what is placed so far, and
-    /// notes where each goes (as an index and offset, for `addresses`).
-    fn place(&mut self, from: &Lists<K, T>, owner: u32, out: &mut Vec<(usize, usize)>) {
+    /// The index of list `k`, added if new.
+    fn slot(&mut self, k: K) -> usize {
+        *self.index.entry(k).or_insert_with(|| {
+            self.lists.push((k, Vec::new()));
+            self.len.push(0);
+            self.lists.len() - 1
+        })
+    }
+
+    /// Reserves room for `n` values after what list `i` has placed so far,
+    /// and notes where they go (as an index and offset, for `address`).
+    fn place_one(&mut self, i: usize, n: usize, out: &mut Vec<(usize, usize)>) -> usize {
+        let at = self.len[i];
+        out.push((i, at));
+        self.len[i] += n;
+        at
+    }
+
+    /// `place_one` for each of a chunk's lists.
+    fn place(&mut self, from: &Lists<K, T>, out: &mut Vec<(usize, usize)>) {
         for (k, v) in from.keys.iter().zip(&from.lists) {
-            let i = *self.index.entry(*k).or_insert_with(|| {
-                self.lists.push((*k, Vec::new()));
-                self.len.push(0);
-                self.runs.push(Vec::new());
-                self.lists.len() - 1
-            });
-            let at = self.len[i];
-            out.push((i, at));
-            self.len[i] += v.len();
-            match self.runs[i].last_mut() {
-                Some(r) if r.0 == owner => r.2 += v.len(),
-                _ => self.runs[i].push((owner, at, v.len())),
-            }
+            let i = self.slot(*k);
+            self.place_one(i, v.len(), out);
         }
     }
 
@@ -315,6 +341,74 @@ impl<K: Copy + Eq + std::hash::Hash, T> Finals<K, T> {
     }
 }
 
+/// A span's order in a thread's list: start, then longest first.
+type Key = (Ns, Reverse<Ns>);
+
+#[inline(always)]
+fn key(s: &HostSpan) -> Key {
+    (s.ts, Reverse(s.dur))
+}
+
+/// The final span lists: one per thread and chunk owner, so that a thread's
+/// owners are merged from lists of their own at the end (see `OwnedSpans`).
+#[derive(Default)]
+struct SpanFinals {
+    lists: Finals<(u32, u32), HostSpan>,
+    /// Per list: its spans are in order so far, and the last one's key.
+    order: Vec<(bool, Option<Key>)>,
+    /// Per list: its index among its thread's lists.
+    local: Vec<usize>,
+    /// Per thread, in order of first appearance.
+    threads: Vec<ThreadLists>,
+    thread_index: FxHashMap<u32, usize>,
+}
+
+/// Where one thread's spans are, among the `SpanFinals` lists.
+struct ThreadLists {
+    tid: u32,
+    /// Its lists (indices into `SpanFinals::lists`).
+    lists: Vec<usize>,
+    /// Its stretches in file order: (list, as a local index; start; length).
+    runs: Runs,
+    len: usize,
+}
+
+impl SpanFinals {
+    fn place(&mut self, o: &ChunkOut, owner: u32, out: &mut Vec<(usize, usize)>) {
+        let from = &o.spans;
+        for ((&tid, v), &sorted) in from.keys.iter().zip(&from.lists).zip(&o.span_sorted) {
+            let th = *self.thread_index.entry(tid).or_insert_with(|| {
+                self.threads.push(ThreadLists {
+                    tid,
+                    lists: Vec::new(),
+                    runs: Vec::new(),
+                    len: 0,
+                });
+                self.threads.len() - 1
+            });
+            let th = &mut self.threads[th];
+            let i = self.lists.slot((tid, owner));
+            if i == self.order.len() {
+                self.order.push((true, None));
+                self.local.push(th.lists.len());
+                th.lists.push(i);
+            }
+            self.lists.place_one(i, v.len(), out);
+            if let (Some(first), Some(last)) = (v.first(), v.last()) {
+                let (ok, prev) = &mut self.order[i];
+                *ok &= sorted && prev.is_none_or(|p| p <= key(first));
+                *prev = Some(key(last));
+            }
+            let local = self.local[i];
+            match th.runs.last_mut() {
+                Some(r) if r.0 == local => r.2 += v.len(),
+                _ => th.runs.push((local, th.len, v.len())),
+            }
+            th.len += v.len();
+        }
+    }
+}
+
 /// Decodes the chunks (in file order) into one partial whose threads and
 /// streams hold the full lists.
 pub(super) fn decode_batched(
@@ -326,7 +420,7 @@ pub(super) fn decode_batched(
 ) -> Partial {
     let mut outs: Vec<ChunkOut> = Vec::new();
     outs.resize_with(BATCH.min(chunks.len()), ChunkOut::default);
-    let mut spans: Finals<u32, HostSpan> = Finals::default();
+    let mut spans = SpanFinals::default();
     let mut samples: Finals<u32, Sample> = Finals::default();
     let mut ops: Finals<(u32, u32), GpuOp> = Finals::default();
     let mut configs: FxHashMap<u32, (Vec<LaunchConfig>, FxHashMap<LaunchConfig, u32>)> =
@@ -338,6 +432,7 @@ pub(super) fn decode_batched(
         let outs = &mut outs[..batch.len()];
         outs.par_iter_mut().zip(batch).for_each(|(o, c)| {
             o.reset();
+            prefault(c.payload);
             o.decode(c, names, path);
             file.release(c.offset, chunk_size);
         });
@@ -345,10 +440,9 @@ pub(super) fn decode_batched(
         // Places, in chunk order; then room for them.
         for ((o, p), c) in outs.iter_mut().zip(&mut places).zip(batch) {
             p.clear();
-            let owner = c.tid;
-            spans.place(&o.spans, owner, p);
-            samples.place(&o.samples, owner, p);
-            ops.place(&o.ops, owner, p);
+            spans.place(o, c.tid, p);
+            samples.place(&o.samples, p);
+            ops.place(&o.ops, p);
             for &(dev, c) in &o.configs.list {
                 let (list, ids) = configs.entry(dev).or_default();
                 let id = *ids.entry(c).or_insert_with(|| {
@@ -358,14 +452,14 @@ pub(super) fn decode_batched(
                 o.remap.push(id);
             }
         }
-        spans.reserve();
+        spans.lists.reserve();
         samples.reserve();
         ops.reserve();
         for (o, p) in outs.iter_mut().zip(&places) {
             let (ns, nm) = (o.spans.keys.len(), o.samples.keys.len());
             for (j, &at) in p.iter().enumerate() {
                 let a = if j < ns {
-                    spans.address(at)
+                    spans.lists.address(at)
                 } else if j < ns + nm {
                     samples.address(at)
                 } else {
@@ -380,7 +474,7 @@ pub(super) fn decode_batched(
         // SAFETY: every chunk of the batch copied all of its lists, which
         // tile the ranges from the old lengths to the new ones.
         unsafe {
-            spans.commit();
+            spans.lists.commit();
             samples.commit();
             ops.commit();
         }
@@ -389,10 +483,22 @@ pub(super) fn decode_batched(
     drop(outs);
 
     let mut part = Partial::concat(rests);
-    for ((tid, v), runs) in spans.lists.into_iter().zip(spans.runs) {
-        let t = part.thread(tid);
-        t.spans = v;
-        t.owners = runs;
+    let mut lists: Vec<Option<Vec<HostSpan>>> = spans
+        .lists
+        .lists
+        .into_iter()
+        .map(|(_, v)| Some(v))
+        .collect();
+    for th in spans.threads {
+        let owned = OwnedSpans {
+            lists: th
+                .lists
+                .iter()
+                .map(|&i| (lists[i].take().unwrap_or_default(), spans.order[i].0))
+                .collect(),
+            runs: th.runs,
+        };
+        part.thread(th.tid).owned = owned;
     }
     for (tid, v) in samples.lists {
         part.thread(tid).samples = v;
@@ -408,119 +514,144 @@ pub(super) fn decode_batched(
     part
 }
 
-/// A span's place in the merge: (start, longest first), then its place in
-/// the list as it was.
-type Head = ((Ns, Reverse<Ns>), usize);
+/// Stretches of a thread's span list in file order: (list, start, length).
+pub(super) type Runs = Vec<(usize, usize, usize)>;
 
-/// A thread's spans come from its own chunks (hooked calls) and from the
+/// A thread's spans, one list per chunk owner, each with whether it is in
+/// order. They come from the thread's own chunks (hooked calls) and from the
 /// CUPTI thread's (API calls, recorded when CUPTI hands its buffers over), so
-/// its list is the owners' stretches interleaved, and the timeline would sort
-/// it from scratch (a fifth of reading, on 50M events). When each owner's
-/// spans are in order, one merge sorts it instead. Ties go in list order, as
-/// the timeline's stable sort puts them, so the result is the same.
-pub(super) fn merge_owners(v: &mut [HostSpan], runs: &Runs) {
-    let key = |s: &HostSpan| (s.ts, Reverse(s.dur));
-    let mut owners: Vec<u32> = runs.iter().map(|r| r.0).collect();
-    owners.sort_unstable();
-    owners.dedup();
-    if owners.len() < 2 {
-        return;
+/// in the file the owners' stretches interleave, and sorting the joined list
+/// from scratch was a fifth of reading (50M events). When each owner's spans
+/// are in order, one merge sorts them instead, into the longest list (which
+/// then never moves as a whole, and no list is split apart first).
+#[derive(Default)]
+pub(super) struct OwnedSpans {
+    pub(super) lists: Vec<(Vec<HostSpan>, bool)>,
+    /// The stretches as the file lays them out.
+    pub(super) runs: Runs,
+}
+
+impl OwnedSpans {
+    pub(super) fn len(&self) -> usize {
+        self.lists.iter().map(|l| l.0.len()).sum()
     }
-    // Each owner's stretches, in list order.
-    let of: Vec<Vec<(usize, usize)>> = owners
-        .iter()
-        .map(|o| {
-            runs.iter()
-                .filter(|r| r.0 == *o)
-                .map(|r| (r.1, r.2))
-                .collect()
-        })
-        .collect();
-    let in_order = |stretches: &Vec<(usize, usize)>| {
-        let mut spans = stretches.iter().flat_map(|&(at, n)| &v[at..at + n]);
-        let Some(first) = spans.next() else {
-            return true;
-        };
-        let mut prev = key(first);
-        spans.all(|s| {
-            let k = key(s);
-            let ok = prev <= k;
-            prev = k;
-            ok
-        })
-    };
-    if !of.par_iter().all(in_order) {
-        return;
-    }
-    // The stretches must tile the list (the merge writes every slot).
-    let mut end = 0;
-    for &(_, at, n) in runs {
-        if at != end {
-            return;
+
+    /// Calls `f` on each span, in file order.
+    pub(super) fn for_each_in_file_order(&mut self, mut f: impl FnMut(&mut HostSpan)) {
+        let mut at = vec![0; self.lists.len()];
+        for &(o, _, n) in &self.runs {
+            self.lists[o].0[at[o]..at[o] + n]
+                .iter_mut()
+                .for_each(&mut f);
+            at[o] += n;
         }
-        end += n;
     }
-    if end != v.len() {
-        return;
-    }
-    // The merge is done in place: a fresh list of this size (22M spans on
-    // 50M events) cost more in page faults than the merge itself. The owner
-    // with the most spans stays in `v`, its stretches moved together to the
-    // end; the others are copied out. Writing from the front then never
-    // reaches the big owner's spans not yet read: before them lie as many
-    // slots as the others have spans left.
-    let sizes: Vec<usize> = of.iter().map(|s| s.iter().map(|x| x.1).sum()).collect();
-    let big = (0..of.len())
-        .max_by_key(|&o| (sizes[o], Reverse(o)))
-        .expect("two owners");
-    let out: Vec<Vec<HostSpan>> = of
-        .iter()
-        .enumerate()
-        .map(|(o, st)| {
-            if o == big {
-                return Vec::new();
+
+    /// The thread's list, with `extra` spans (NVTX ranges, in the order they
+    /// ended) after the decoded ones: merged in order when every owner's
+    /// spans are in order (ties in file order, as the timeline's stable sort
+    /// puts them, so the result is the same), or else joined in file order,
+    /// for the timeline to sort.
+    pub(super) fn assemble(mut self, mut extra: Vec<HostSpan>) -> Vec<HostSpan> {
+        if self.lists.is_empty() {
+            return extra;
+        }
+        if !extra.is_empty() {
+            // A stable sort keeps the order of equal spans, as the timeline's
+            // sort would.
+            extra.sort_by_key(key);
+            self.runs.push((self.lists.len(), self.len(), extra.len()));
+            self.lists.push((extra, true));
+        }
+        if self.lists.len() == 1 {
+            return self.lists.pop().map(|l| l.0).unwrap_or_default();
+        }
+        let total = self.len();
+        let big = (0..self.lists.len())
+            .max_by_key(|&o| (self.lists[o].0.len(), Reverse(o)))
+            .expect("two lists");
+        let sorted = self.lists.iter().all(|l| l.1);
+        let mut v = std::mem::take(&mut self.lists[big].0);
+        let n = v.len();
+        v.reserve_exact(total - n);
+        // The room after the longest list is fresh memory (see `populated`).
+        populated::<HostSpan>(v.as_mut_ptr().wrapping_add(n) as usize, total - n);
+        // Each list's stretches, in file order: (start, length).
+        let mut of: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.lists.len()];
+        for &(o, at, len) in &self.runs {
+            of[o].push((at, len));
+        }
+        debug_assert!(
+            of.iter().zip(&self.lists).enumerate().all(|(o, (st, l))| st
+                .iter()
+                .map(|x| x.1)
+                .sum::<usize>()
+                == if o == big { n } else { l.0.len() })
+        );
+        let base = v.as_mut_ptr();
+        let src: Vec<*const HostSpan> = (0..self.lists.len())
+            .map(|o| {
+                if o == big {
+                    base.cast_const()
+                } else {
+                    self.lists[o].0.as_ptr()
+                }
+            })
+            .collect();
+        // SAFETY: `v` has room for `total` spans, and the others hold the
+        // rest; both fills write each slot once, from the back, never over a
+        // span of `v` not yet moved (see theirs).
+        unsafe {
+            if sorted {
+                merge_back(base, &src, &of, total);
+            } else {
+                join_back(base, &src, &self.runs, &of);
             }
-            let mut b = Vec::with_capacity(sizes[o]);
-            for &(at, n) in st {
-                b.extend_from_slice(&v[at..at + n]);
-            }
-            b
-        })
-        .collect();
-    let moved = v.len() - sizes[big];
-    let mut to = v.len();
-    for &(at, n) in of[big].iter().rev() {
-        // Each stretch moves right (past the others' spans after it), and
-        // the later ones have moved already.
-        to -= n;
-        v.copy_within(at..at + n, to);
+            v.set_len(total);
+        }
+        v
     }
-    debug_assert_eq!(to, moved);
-    // Per owner: (stretch, index in it), and the index of the stretch's
-    // first span in the owner's spans (in `out`, or in `v` from `moved`).
-    let mut at: Vec<(usize, usize)> = vec![(0, 0); of.len()];
-    let mut first: Vec<usize> = vec![0; of.len()];
-    // The owner's span at `at[o]`, and its place in the list as it was
-    // (which breaks ties, as the stable sort does).
-    let head = |o: usize, at: &[(usize, usize)], first: &[usize], v: &[HostSpan]| {
-        let (r, i) = at[o];
-        let &(start, _) = of[o].get(r)?;
-        let k = first[o] + i;
-        let s = if o == big { v[moved + k] } else { out[o][k] };
-        Some((key(&s), start + i))
-    };
-    let mut written = 0;
-    while written < v.len() {
-        // The owner with the first head, and the first head among the others.
-        let mut best: Option<(usize, Head)> = None;
-        let mut second: Option<Head> = None;
-        for o in 0..of.len() {
-            let Some(h) = head(o, &at, &first, v) else {
+}
+
+/// Merges the lists `src` (each in order, with its stretches' places in the
+/// file `of`) into `dst`, from the back: each step takes, from the list with
+/// the last (key, place in the file), everything of its current stretch
+/// after the others' last. One of the lists may be `dst` itself, at its
+/// start: writing from the back never reaches its spans not yet read, as
+/// after them lie as many slots as the other lists have spans left.
+///
+/// # Safety
+/// `dst` has room for `total` spans, the sum of the lists' lengths; each
+/// `src[o]` holds the spans of the stretches `of[o]`.
+unsafe fn merge_back(
+    dst: *mut HostSpan,
+    src: &[*const HostSpan],
+    of: &[Vec<(usize, usize)>],
+    total: usize,
+) {
+    let lists = src.len();
+    // Per list: spans left, its current stretch, spans left in it.
+    let mut left: Vec<usize> = of.iter().map(|st| st.iter().map(|x| x.1).sum()).collect();
+    let mut stretch: Vec<usize> = of.iter().map(|st| st.len().saturating_sub(1)).collect();
+    let mut in_stretch: Vec<usize> = of.iter().map(|st| st.last().map_or(0, |x| x.1)).collect();
+    // SAFETY (all reads below): index `j` is below `left[o]`, within `src[o]`.
+    let at = |o: usize, j: usize| unsafe { *src[o].add(j) };
+    let mut w = total;
+    while w > 0 {
+        // The list with the last head, and the last head among the others.
+        let mut best: Option<(usize, (Key, usize))> = None;
+        let mut second: Option<(Key, usize)> = None;
+        for o in 0..lists {
+            if left[o] == 0 {
                 continue;
-            };
+            }
+            let h = (
+                key(&at(o, left[o] - 1)),
+                of[o][stretch[o]].0 + in_stretch[o] - 1,
+            );
             match best {
-                Some((_, b)) if h >= b => {
-                    if second.is_none_or(|x| h < x) {
+                Some((_, b)) if h < b => {
+                    if second.is_none_or(|x| h > x) {
                         second = Some(h);
                     }
                 }
@@ -531,18 +662,14 @@ pub(super) fn merge_owners(v: &mut [HostSpan], runs: &Runs) {
             }
         }
         let Some((o, (_, p))) = best else { break };
-        // Everything of this stretch before the others' first head goes at
-        // once (stretches are long, and owners take turns in long blocks).
-        let (r, i) = at[o];
-        let (start, len) = of[o][r];
-        let k = first[o] + i;
-        let src = |j: usize, v: &[HostSpan]| if o == big { v[moved + j] } else { out[o][j] };
-        let mut take = len - i;
+        let (k, i) = (left[o], in_stretch[o]);
+        let mut take = i;
         if let Some(q) = second {
-            let (mut lo, mut hi) = (1, take);
+            // The first step back whose span goes before the others' last.
+            let (mut lo, mut hi) = (1, i);
             while lo < hi {
                 let mid = (lo + hi) / 2;
-                if (key(&src(k + mid, v)), p + mid) < q {
+                if (key(&at(o, k - 1 - mid)), p - mid) > q {
                     lo = mid + 1;
                 } else {
                     hi = mid;
@@ -550,21 +677,38 @@ pub(super) fn merge_owners(v: &mut [HostSpan], runs: &Runs) {
             }
             take = lo;
         }
-        debug_assert_eq!(p, start + i);
-        if o == big {
-            v.copy_within(moved + k..moved + k + take, written);
-        } else {
-            v[written..written + take].copy_from_slice(&out[o][k..k + take]);
+        // SAFETY: the caller's promise; `ptr::copy`, as the source may be
+        // `dst` itself, a little before.
+        unsafe { std::ptr::copy(src[o].add(k - take), dst.add(w - take), take) };
+        w -= take;
+        left[o] -= take;
+        in_stretch[o] -= take;
+        while in_stretch[o] == 0 && stretch[o] > 0 {
+            stretch[o] -= 1;
+            in_stretch[o] = of[o][stretch[o]].1;
         }
-        written += take;
-        at[o] = if i + take == len {
-            first[o] += len;
-            (r + 1, 0)
-        } else {
-            (r, i + take)
-        };
     }
-    debug_assert_eq!(written, v.len());
+    debug_assert_eq!(w, 0);
+}
+
+/// Joins the lists `src` into `dst` in file order (`runs`), from the back;
+/// as in `merge_back`, one of them may be `dst` itself.
+///
+/// # Safety
+/// As for `merge_back`.
+unsafe fn join_back(
+    dst: *mut HostSpan,
+    src: &[*const HostSpan],
+    runs: &Runs,
+    of: &[Vec<(usize, usize)>],
+) {
+    let mut left: Vec<usize> = of.iter().map(|st| st.iter().map(|x| x.1).sum()).collect();
+    for &(o, at, n) in runs.iter().rev() {
+        left[o] -= n;
+        // SAFETY: the caller's promise; a stretch of `dst`'s own list moves
+        // right (past the others' spans before it), or stays.
+        unsafe { std::ptr::copy(src[o].add(left[o]), dst.add(at), n) };
+    }
 }
 
 #[cfg(test)]
@@ -584,29 +728,76 @@ mod tests {
         }
     }
 
+    /// The order is checked within each chunk's list and across chunks of
+    /// the same owner; a list out of order either way is joined in file
+    /// order, not merged.
+    #[test]
+    fn an_owner_out_of_order_within_or_across_chunks_is_not_merged() {
+        // Chunks of (owner, start times of thread 5's spans).
+        let read = |chunks: &[(u32, &[i64])]| {
+            let mut f = SpanFinals::default();
+            let mut places = Vec::new();
+            for &(owner, times) in chunks {
+                let mut o = ChunkOut::default();
+                for &t in times {
+                    o.spans.get(5).push(span(t, 1, t as u32));
+                }
+                o.check_order();
+                f.place(&o, owner, &mut places);
+            }
+            f.order.iter().map(|x| x.0).collect::<Vec<bool>>()
+        };
+        assert_eq!(read(&[(1, &[1, 3]), (2, &[2]), (1, &[3, 4])]), [true, true]);
+        assert_eq!(
+            read(&[(1, &[1, 3]), (2, &[2]), (1, &[2, 4])]),
+            [false, true]
+        );
+        assert_eq!(
+            read(&[(1, &[1, 3]), (2, &[2]), (1, &[5, 4])]),
+            [false, true]
+        );
+
+        // Out of order: the file order, for the timeline to sort.
+        let spans = |times: &[i64]| -> Vec<HostSpan> {
+            times.iter().map(|&t| span(t, 1, t as u32)).collect()
+        };
+        let owned = OwnedSpans {
+            lists: vec![(spans(&[1, 3, 2]), false), (spans(&[2]), true)],
+            runs: vec![(0, 0, 2), (1, 2, 1), (0, 3, 1)],
+        };
+        let got: Vec<i64> = owned.assemble(Vec::new()).iter().map(|s| s.ts).collect();
+        assert_eq!(got, [1, 3, 2, 2]);
+    }
+
     proptest! {
-        /// Two or three owners' stretches, each in order, with equal keys
-        /// across them: the merge (in place, around the biggest owner) gives
-        /// what the timeline's stable sort gives.
+        /// One to three owners' stretches, each owner's in order (or one
+        /// of them not, with `disorder`), with equal keys across them, and
+        /// NVTX ranges after them: assembling gives the timeline's stable
+        /// sort of the spans in file order, merged in place around the
+        /// longest list; when an owner's spans are out of order, the spans in
+        /// file order, for the timeline to sort.
         #[test]
-        fn merging_owners_is_the_stable_sort(
+        fn assembling_owners_is_the_stable_sort(
             // The owners take turns in stretches of 1 to 5 spans of
             // (time step, length draw): each owner's times only grow, and
             // often repeat.
             stretches in prop::collection::vec(
                 prop::collection::vec((0..3i64, 0..1_000u64), 1..6),
-                2..14,
+                1..14,
             ),
-            owners in 2usize..4,
+            owners in 1usize..4,
+            extra in prop::collection::vec((0..40i64, 0..3i64), 0..6),
+            disorder in any::<bool>(),
         ) {
             // (time, length) of each owner's last span.
             let mut last = [(0i64, 9i64); 3];
-            let (mut v, mut runs): (Vec<HostSpan>, Runs) = (Vec::new(), Vec::new());
+            let (mut file, mut runs): (Vec<HostSpan>, Runs) = (Vec::new(), Vec::new());
+            let mut lists: Vec<Vec<HostSpan>> = vec![Vec::new(); owners.min(stretches.len())];
             for (k, stretch) in stretches.iter().enumerate() {
-                let owner = 1 + (k % owners) as u32;
-                runs.push((owner, v.len(), stretch.len()));
+                let owner = k % owners;
+                runs.push((owner, file.len(), stretch.len()));
                 for &(step, draw) in stretch {
-                    let (t, d) = &mut last[owner as usize - 1];
+                    let (t, d) = &mut last[owner];
                     *t += step;
                     // Longest first among equal starts.
                     *d = if step == 0 {
@@ -614,13 +805,42 @@ mod tests {
                     } else {
                         (draw % 3) as i64
                     };
-                    v.push(span(*t, *d, v.len() as u32));
+                    let s = span(*t, *d, file.len() as u32);
+                    file.push(s);
+                    lists[owner].push(s);
                 }
             }
-            let mut want = v.clone();
-            want.sort_by_key(|s| (s.ts, Reverse(s.dur)));
-            merge_owners(&mut v, &runs);
-            prop_assert_eq!(v, want);
+            if disorder {
+                // The first owner's first span, late.
+                lists[0][0].ts = 100;
+                file[0].ts = 100;
+            }
+            let extra: Vec<HostSpan> = extra
+                .iter()
+                .enumerate()
+                .map(|(i, &(t, d))| span(t, d, (file.len() + i) as u32))
+                .collect();
+            let owned = OwnedSpans {
+                lists: lists.into_iter().map(|l| {
+                    let sorted = l.is_sorted_by_key(key);
+                    (l, sorted)
+                }).collect(),
+                runs,
+            };
+            let sorted = owned.lists.iter().all(|l| l.1);
+            let got = owned.assemble(extra.clone());
+            let mut want = file.clone();
+            want.extend(&extra);
+            want.sort_by_key(key);
+            if sorted {
+                prop_assert_eq!(got, want);
+            } else {
+                // The file order, NVTX ranges sorted.
+                let mut extra = extra;
+                extra.sort_by_key(key);
+                file.extend(extra);
+                prop_assert_eq!(got, file);
+            }
         }
     }
 }

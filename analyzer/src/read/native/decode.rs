@@ -7,7 +7,7 @@ use stallscope_format::reader::Chunk;
 use stallscope_format::records::{Api, Kernel, Sample as SampleRec, Span, memory_op};
 use stallscope_format::{FormatError, HostOp, Record};
 
-use super::file::Names;
+use super::file::{ApiNames, Names};
 use super::partial::Partial;
 use crate::model::{
     CopyKind, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns, Oom, Sample,
@@ -32,6 +32,10 @@ pub(super) struct Walk<'a> {
     pub(super) error: Option<FormatError>,
 }
 
+/// How far ahead of the record being decoded its chunk is fetched into the
+/// cache (the chunk is read once, from memory the page cache filled).
+const PREFETCH: usize = 2048;
+
 impl<'a> Walk<'a> {
     pub(super) fn new(c: &Chunk<'a>) -> Walk<'a> {
         Walk {
@@ -48,6 +52,13 @@ impl<'a> Walk<'a> {
             return None;
         }
         let rest = &payload[self.pos..];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is only a hint; it never faults, even past the
+        // mapping's end.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            _mm_prefetch::<_MM_HINT_T0>(rest.as_ptr().wrapping_add(PREFETCH).cast());
+        }
         let len = if rest.len() >= 4 {
             u16::from_le_bytes([rest[0], rest[1]]) as usize
         } else {
@@ -144,6 +155,23 @@ pub(super) fn api_span(a: &Api) -> HostSpan {
             SpanKind::CudaRuntime
         },
     }
+}
+
+/// Set in `arg` (above the 32-bit correlation id) of a CUDA API call's span
+/// whose callback id has no name in the file: its `id` is still the callback
+/// id, named by `file::name_unnamed` once the decoding is done (a fallback name
+/// must be interned, and the decoders share the string table read-only).
+pub(super) const UNNAMED: u64 = 1 << 63;
+
+/// `api_span`, named from the file's API names (or tagged `UNNAMED`).
+#[inline]
+pub(super) fn named_api_span(a: &Api, api: &ApiNames) -> HostSpan {
+    let mut span = api_span(a);
+    match api.get(if a.domain == 2 { 2 } else { 1 }, a.cbid) {
+        0 => span.arg |= UNNAMED,
+        name => span.id = name,
+    }
+    span
 }
 
 pub(super) fn sample(s: &SampleRec) -> Sample {
@@ -313,7 +341,8 @@ pub(super) mod simple {
                     p.thread(c.tid).spans.push(span);
                 }
                 Rec::Api(a) => {
-                    let span = api_span(&a);
+                    let span = named_api_span(&a, &names.api);
+                    p.unnamed |= span.arg & UNNAMED != 0;
                     last = last.max(Some(span.end()));
                     p.thread(a.tid).spans.push(span);
                 }

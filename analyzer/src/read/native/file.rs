@@ -10,8 +10,8 @@ use stallscope_format::records::{gpu_status, marker_flags};
 use stallscope_format::{FdClass, Record, TraceFile};
 
 use super::NativeError;
-use super::batch::{Runs, decode_batched, merge_owners};
-use super::decode::{dur, ns};
+use super::batch::{OwnedSpans, decode_batched};
+use super::decode::{UNNAMED, dur, ns};
 use super::partial::Partial;
 use crate::model::{
     CopyKind, Gpu, GpuCapture, HostSpan, IoObject, MemKind, Ns, OpTotals, Process, Source,
@@ -31,6 +31,8 @@ pub(super) struct Names {
     /// Indexed by `copy_slot(kind, src, dst)`.
     copy_names: Vec<StrId>,
     pub(super) memset_name: StrId,
+    /// The names of CUDA API calls (the callbacks named in the file).
+    pub(super) api: ApiNames,
 }
 
 impl Names {
@@ -41,6 +43,7 @@ impl Names {
             sparse: FxHashMap::default(),
             copy_names: vec![0; copy_slot(10, 7, 7) + 1],
             memset_name: 0,
+            api: ApiNames::new(),
         };
         for src in 0..=7u8 {
             for dst in 0..=7u8 {
@@ -186,10 +189,10 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
             }
         }
     }
-    let mut api_names = ApiNames::new();
     // Later definitions of a callback id replace earlier ones.
     for &(domain, cbid, name) in &api_defs {
-        api_names.insert(domain, cbid, names.get(name));
+        let name = names.get(name);
+        names.api.insert(domain, cbid, name);
     }
 
     let thread_chunks: Vec<&Chunk> = chunks
@@ -229,15 +232,20 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
     }
     let mut last = ns(h.start_mono_ns).max(part.last.unwrap_or(Ns::MIN));
     let mut threads: Vec<Thread> = Vec::with_capacity(part.threads.len());
-    let mut owners: Vec<Runs> = Vec::with_capacity(part.threads.len());
+    let mut owned: Vec<OwnedSpans> = Vec::with_capacity(part.threads.len());
     let mut index: FxHashMap<u32, usize> = FxHashMap::default();
+    let mut fallback: FxHashMap<(u8, u32), StrId> = FxHashMap::default();
     for (tid, mut acc) in part.threads {
-        name_api_calls(&mut acc.spans, &api_names, &mut strings);
+        if part.unnamed {
+            let mut name = |s: &mut HostSpan| name_unnamed(s, &mut fallback, &mut strings);
+            acc.spans.iter_mut().for_each(&mut name);
+            acc.owned.for_each_in_file_order(&mut name);
+        }
         if let Some(s) = acc.samples.last() {
             last = last.max(s.ts);
         }
         index.insert(tid, threads.len());
-        owners.push(acc.owners);
+        owned.push(acc.owned);
         threads.push(Thread {
             tid,
             name: acc.name.map_or(0, |n| n.1),
@@ -255,14 +263,28 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
             threads.len() - 1
         })
     };
+    // NVTX ranges, per thread (in `threads` order).
+    let mut ranges: Vec<Vec<HostSpan>> = Vec::new();
     pair_markers(&part.markers, &names, &mut |tid, span| {
         let i = thread(&mut threads, tid);
-        threads[i].spans.push(span);
+        if ranges.len() <= i {
+            ranges.resize_with(i + 1, Vec::new);
+        }
+        ranges[i].push(span);
     });
+    ranges.resize_with(threads.len(), Vec::new);
+    owned.resize_with(threads.len(), OwnedSpans::default);
     threads
         .par_iter_mut()
-        .zip(owners)
-        .for_each(|(t, runs)| merge_with_markers(&mut t.spans, runs));
+        .zip(owned)
+        .zip(ranges)
+        .for_each(|((t, owned), ranges)| {
+            if owned.lists.is_empty() {
+                t.spans.extend(ranges);
+            } else {
+                t.spans = owned.assemble(ranges);
+            }
+        });
     for t in view.threads() {
         let i = thread(&mut threads, t.tid);
         let th = &mut threads[i];
@@ -360,70 +382,30 @@ fn loss_warning(pid: u32, bits: u32, dropped: u64) -> Option<String> {
     }
 }
 
-/// Spans of CUDA API calls hold their callback id in `id` until here; this
-/// replaces it with the call's name (in parallel over pieces of the list;
-/// callback ids without a name, rare, are named "cudaRuntime#N" afterwards).
-fn name_api_calls(spans: &mut [HostSpan], api: &ApiNames, strings: &mut Strings) {
-    const PIECE: usize = 1 << 16;
-    let domain = |k: SpanKind| if k == SpanKind::CudaRuntime { 1 } else { 2 };
-    // The first span of each piece whose callback has no name.
-    let stuck: Vec<usize> = spans
-        .par_chunks_mut(PIECE)
-        .enumerate()
-        .filter_map(|(pi, piece)| {
-            for (i, s) in piece.iter_mut().enumerate() {
-                if matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver) {
-                    match api.get(domain(s.kind), s.id) {
-                        0 => return Some(pi * PIECE + i),
-                        n => s.id = n,
-                    }
-                }
-            }
-            None
-        })
-        .collect();
-    let mut fallback: FxHashMap<(u8, u32), StrId> = FxHashMap::default();
-    for from in stuck {
-        let to = ((from / PIECE + 1) * PIECE).min(spans.len());
-        for s in &mut spans[from..to] {
-            if !matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver) {
-                continue;
-            }
-            let d = domain(s.kind);
-            s.id = match api.get(d, s.id) {
-                0 => *fallback.entry((d, s.id)).or_insert_with(|| {
-                    strings.intern(&format!(
-                        "{}#{}",
-                        if d == 1 { "cudaRuntime" } else { "cuDriver" },
-                        s.id
-                    ))
-                }),
-                n => n,
-            };
-        }
-    }
-}
-
-/// Puts a thread's spans in order when its chunk owners' stretches (`runs`)
-/// are known: the NVTX ranges pushed after them join as one more owner, so
-/// that one merge sorts them in too. Inserting them afterwards moved the
-/// whole list (for the 50M-event benchmark, 22M spans to place 10,000 step
-/// ranges). Without `runs`, the timeline sorts the list.
-fn merge_with_markers(spans: &mut [HostSpan], mut runs: Runs) {
-    // Any id works: stretches of one owner are merged only if they are in
-    // order together.
-    const MARKERS: u32 = u32::MAX;
-    let Some(&(_, at, len)) = runs.last() else {
+/// Names a CUDA API call's span that `decode::named_api_span` left tagged
+/// (its callback id has no name in the file): "cudaRuntime#N" or
+/// "cuDriver#N", interned in the order the spans lie in the file.
+fn name_unnamed(
+    s: &mut HostSpan,
+    fallback: &mut FxHashMap<(u8, u32), StrId>,
+    strings: &mut Strings,
+) {
+    if !matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver) || s.arg & UNNAMED == 0 {
         return;
-    };
-    let decoded = at + len;
-    if decoded < spans.len() {
-        // The ranges come in the order they end; a stable sort keeps the
-        // order of equal spans, as the timeline's sort would.
-        spans[decoded..].sort_by_key(|s| (s.ts, std::cmp::Reverse(s.dur)));
-        runs.push((MARKERS, decoded, spans.len() - decoded));
     }
-    merge_owners(spans, &runs);
+    s.arg &= !UNNAMED;
+    let d = if s.kind == SpanKind::CudaRuntime {
+        1
+    } else {
+        2
+    };
+    s.id = *fallback.entry((d, s.id)).or_insert_with(|| {
+        strings.intern(&format!(
+            "{}#{}",
+            if d == 1 { "cudaRuntime" } else { "cuDriver" },
+            s.id
+        ))
+    });
 }
 
 /// NVTX start/end markers become annotation spans on the thread that opened them.
@@ -707,13 +689,16 @@ mod tests {
 
         /// On recordings of many chunks from several threads, with launch
         /// configurations first seen in different batches, API calls recorded
-        /// by other threads, events in or out of time order, and bytes
+        /// by other threads, events in or out of time order (with `coarse`,
+        /// on a few times and lengths, so that equal spans come from several
+        /// owners, and only the file order decides theirs), and bytes
         /// flipped, the batched decoder reads what the simple one reads.
         #[test]
         fn batched_decoding_matches_the_simple_decoder(
             mut events in proptest::collection::vec((0usize..3, ev()), 4000..7000),
             flips in proptest::collection::vec((any::<u32>(), any::<u8>()), 0..4),
             in_order in any::<bool>(),
+            coarse in any::<bool>(),
         ) {
             if in_order {
                 // Each thread records in time order (as the shim does), so a
@@ -727,6 +712,20 @@ mod tests {
                         | Ev::Kernel { ts, .. }
                         | Ev::Memcpy { ts, .. }
                         | Ev::Marker { ts, .. } => *ts = t,
+                    }
+                }
+            } else if coarse {
+                for (_, e) in events.iter_mut() {
+                    match e {
+                        Ev::Span { ts, dur } => {
+                            *ts %= 64;
+                            *dur %= 3;
+                        }
+                        Ev::Api { ts, .. }
+                        | Ev::Sample { ts }
+                        | Ev::Kernel { ts, .. }
+                        | Ev::Memcpy { ts, .. }
+                        | Ev::Marker { ts, .. } => *ts %= 64,
                     }
                 }
             }

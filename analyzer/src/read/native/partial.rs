@@ -17,9 +17,9 @@ use crate::model::{GpuOp, HostSpan, LaunchConfig, MemEvent, Ns, Oom, Sample, Str
 pub struct ThreadAcc {
     pub spans: Vec<HostSpan>,
     pub samples: Vec<Sample>,
-    /// Which chunk owner filled each stretch of `spans` (see
-    /// `batch::merge_owners`); empty when not kept.
-    pub owners: super::batch::Runs,
+    /// The spans as the batched decoder keeps them, one list per chunk owner
+    /// (see `batch::OwnedSpans`); `spans` is then empty.
+    pub owned: super::batch::OwnedSpans,
     /// Latest (ts, name) seen.
     pub name: Option<(u64, StrId)>,
 }
@@ -92,6 +92,8 @@ pub struct Partial {
     pub last: Option<Ns>,
     /// Damage found while decoding, already worded for the user.
     pub errors: Vec<String>,
+    /// Some API call's span is tagged `decode::UNNAMED`.
+    pub unnamed: bool,
 }
 
 impl Partial {
@@ -211,5 +213,6 @@ impl Partial {
         self.end = self.end.max(other.end);
         self.last = self.last.max(other.last);
         self.errors.extend(other.errors);
+        self.unnamed |= other.unnamed;
     }
 }

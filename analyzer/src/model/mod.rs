@@ -19,6 +19,7 @@ pub use host::{GpuCapture, HostSpan, IoObject, OpTotals, Process, Sample, SpanKi
 pub(crate) use id_table::{IdTable, fits_a_table};
 pub use strings::{StrId, Strings};
 pub use timeline::{CorrIndex, LaunchRef, Note, NoteLevel, Source, Timeline};
+pub(crate) use timeline::{sort_stable, span_order};
 
 /// Nanoseconds on the timeline's clock.
 pub type Ns = i64;

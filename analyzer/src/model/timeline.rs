@@ -105,6 +105,12 @@ where
     v[..aside_end].copy_from_slice(&aside[..aside_end]);
 }
 
+/// The order of a thread's spans: by start, outer ranges first when two
+/// spans start together.
+pub(crate) fn span_order(s: &super::HostSpan) -> (Ns, std::cmp::Reverse<Ns>) {
+    (s.ts, std::cmp::Reverse(s.dur))
+}
+
 /// Where a timeline came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Source {
@@ -185,6 +191,18 @@ impl Timeline {
     /// after decoding and appended), so each is checked first and only the
     /// out-of-order part is sorted; the result is what a stable sort gives.
     pub fn finalize(&mut self) {
+        self.finalize_with(false);
+    }
+
+    /// [`Self::finalize`] for a reader that put every thread's spans in
+    /// [`span_order`] already (stably: ties in their first order): checking
+    /// that order reads all of them again, 0.2 s of CPU on the 50M-event
+    /// benchmark's 22M trainer spans.
+    pub(crate) fn finalize_spans_sorted(&mut self) {
+        self.finalize_with(true);
+    }
+
+    fn finalize_with(&mut self, spans_sorted: bool) {
         for p in &mut self.processes {
             p.objects.sort_by_key(|o| o.id);
             p.threads.sort_by_key(|t| t.tid);
@@ -193,8 +211,11 @@ impl Timeline {
             .par_iter_mut()
             .flat_map(|p| p.threads.par_iter_mut())
             .for_each(|t| {
-                // Outer ranges first when two spans start together.
-                sort_stable(&mut t.spans, |s| (s.ts, std::cmp::Reverse(s.dur)));
+                if spans_sorted {
+                    debug_assert!(t.spans.is_sorted_by_key(span_order), "a reader's promise");
+                } else {
+                    sort_stable(&mut t.spans, span_order);
+                }
                 sort_stable(&mut t.samples, |s| s.ts);
             });
         self.processes.sort_by_key(|p| (p.start, p.pid));

@@ -26,7 +26,7 @@ use super::decode::{Rec, Walk, host_span, kernel_op, memcpy_op, memset_op, named
 use super::decode::{UNNAMED, config_of, sample};
 use super::file::Names;
 use super::partial::Partial;
-use crate::model::{GpuOp, HostSpan, LaunchConfig, Ns, Sample};
+use crate::model::{GpuOp, HostSpan, LaunchConfig, Ns, Sample, sort_stable, span_order};
 
 /// Chunks decoded between two placements. A chunk is about 1 MiB of records,
 /// so a batch's small lists are a few MiB per core: the copy reads them back
@@ -341,12 +341,12 @@ impl<K: Copy + Eq + std::hash::Hash, T> Finals<K, T> {
     }
 }
 
-/// A span's order in a thread's list: start, then longest first.
+/// A span's order in a thread's list: the timeline's.
 type Key = (Ns, Reverse<Ns>);
 
 #[inline(always)]
 fn key(s: &HostSpan) -> Key {
-    (s.ts, Reverse(s.dur))
+    span_order(s)
 }
 
 /// The final span lists: one per thread and chunk owner, so that a thread's
@@ -548,12 +548,13 @@ impl OwnedSpans {
     }
 
     /// The thread's list, with `extra` spans (NVTX ranges, in the order they
-    /// ended) after the decoded ones: merged in order when every owner's
-    /// spans are in order (ties in file order, as the timeline's stable sort
-    /// puts them, so the result is the same), or else joined in file order,
-    /// for the timeline to sort.
+    /// ended) after the decoded ones, in the timeline's order
+    /// (`model::span_order`, ties in file order, as its stable sort puts
+    /// them): merged in order when every owner's spans are in order, or
+    /// else joined in file order and sorted.
     pub(super) fn assemble(mut self, mut extra: Vec<HostSpan>) -> Vec<HostSpan> {
         if self.lists.is_empty() {
+            extra.sort_by_key(key);
             return extra;
         }
         if !extra.is_empty() {
@@ -564,7 +565,11 @@ impl OwnedSpans {
             self.lists.push((extra, true));
         }
         if self.lists.len() == 1 {
-            return self.lists.pop().map(|l| l.0).unwrap_or_default();
+            let (mut v, sorted) = self.lists.pop().unwrap_or_default();
+            if !sorted {
+                sort_stable(&mut v, key);
+            }
+            return v;
         }
         let total = self.len();
         let big = (0..self.lists.len())
@@ -608,6 +613,9 @@ impl OwnedSpans {
                 join_back(base, &src, &self.runs, &of);
             }
             v.set_len(total);
+        }
+        if !sorted {
+            sort_stable(&mut v, key);
         }
         v
     }
@@ -757,16 +765,21 @@ mod tests {
             [false, true]
         );
 
-        // Out of order: the file order, for the timeline to sort.
+        // Out of order: joined in file order, then sorted stably (the 2 of
+        // the first owner, later in the file, after the second owner's).
         let spans = |times: &[i64]| -> Vec<HostSpan> {
-            times.iter().map(|&t| span(t, 1, t as u32)).collect()
+            times.iter().map(|&t| span(t, 1, t as u32 * 10)).collect()
         };
         let owned = OwnedSpans {
             lists: vec![(spans(&[1, 3, 2]), false), (spans(&[2]), true)],
             runs: vec![(0, 0, 2), (1, 2, 1), (0, 3, 1)],
         };
-        let got: Vec<i64> = owned.assemble(Vec::new()).iter().map(|s| s.ts).collect();
-        assert_eq!(got, [1, 3, 2, 2]);
+        let got: Vec<(i64, u32)> = owned
+            .assemble(Vec::new())
+            .iter()
+            .map(|s| (s.ts, s.id))
+            .collect();
+        assert_eq!(got, [(1, 10), (2, 20), (2, 20), (3, 30)]);
     }
 
     proptest! {
@@ -774,8 +787,8 @@ mod tests {
         /// of them not, with `disorder`), with equal keys across them, and
         /// NVTX ranges after them: assembling gives the timeline's stable
         /// sort of the spans in file order, merged in place around the
-        /// longest list; when an owner's spans are out of order, the spans in
-        /// file order, for the timeline to sort.
+        /// longest list, or (when an owner's spans are out of order) joined
+        /// in file order and sorted.
         #[test]
         fn assembling_owners_is_the_stable_sort(
             // The owners take turns in stretches of 1 to 5 spans of
@@ -827,20 +840,11 @@ mod tests {
                 }).collect(),
                 runs,
             };
-            let sorted = owned.lists.iter().all(|l| l.1);
             let got = owned.assemble(extra.clone());
             let mut want = file.clone();
             want.extend(&extra);
             want.sort_by_key(key);
-            if sorted {
-                prop_assert_eq!(got, want);
-            } else {
-                // The file order, NVTX ranges sorted.
-                let mut extra = extra;
-                extra.sort_by_key(key);
-                file.extend(extra);
-                prop_assert_eq!(got, file);
-            }
+            prop_assert_eq!(got, want);
         }
     }
 }

@@ -15,7 +15,7 @@ use super::decode::{UNNAMED, dur, ns};
 use super::partial::Partial;
 use crate::model::{
     CopyKind, Gpu, GpuCapture, HostSpan, IoObject, MemKind, Ns, OpTotals, Process, Source,
-    SpanKind, StrId, Stream, Strings, Thread, Timeline,
+    SpanKind, StrId, Stream, Strings, Thread, Timeline, sort_stable, span_order,
 };
 
 /// Producer string ids below this are looked up in a table, others hashed.
@@ -279,8 +279,10 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
         .zip(owned)
         .zip(ranges)
         .for_each(|((t, owned), ranges)| {
+            // In the timeline's order: `finalize_spans_sorted` trusts it.
             if owned.lists.is_empty() {
                 t.spans.extend(ranges);
+                sort_stable(&mut t.spans, span_order);
             } else {
                 t.spans = owned.assemble(ranges);
             }

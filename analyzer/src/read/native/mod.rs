@@ -138,7 +138,8 @@ pub fn read_recording_with(path: &Path, opts: ReadOptions) -> Result<Timeline, N
     for p in parts {
         merge(&mut tl, p);
     }
-    tl.finalize();
+    // Each thread's spans come sorted from `read_file` (a file per process).
+    tl.finalize_spans_sorted();
     Ok(tl)
 }
 

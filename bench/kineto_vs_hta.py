@@ -20,7 +20,7 @@ ids, written by Python's `json.dump` in each of --layouts: `dump` (the
 Public traces beyond the corpus: --kineto-repo names a git clone of
 pytorch/kineto (with its history). Its TensorBoard-plugin samples (NVIDIA
 V100 ResNet-50 training, 24-35 MB of JSON each, in the profiler API's and the
-older autograd API's layouts) were removed from the tree in 2025; every
+older autograd API's layouts) were removed from the tree in 2026-04; every
 distinct one over --min-mb is taken from the history into
 target/kineto-public/ (never committed). --extra adds any other files.
 

@@ -242,29 +242,30 @@ impl ChunkOut {
 /// per range costs about half as much. It only maps pages (zero-filled, as a
 /// fault would), so on kernels before 5.14, where it fails, nothing changes.
 fn populated<T>(addr: usize, n: usize) -> *mut T {
-    const PAGE: usize = 4096;
-    let (lo, hi) = (
-        addr / PAGE * PAGE,
-        (addr + n * size_of::<T>()).div_ceil(PAGE) * PAGE,
-    );
-    if n > 0 {
-        // SAFETY: the range is reserved capacity of one list (rounded out to
-        // pages of the same mapping); populating writes nothing visible.
-        unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_POPULATE_WRITE) };
-    }
+    // SAFETY: the range is reserved capacity of one list (rounded out to
+    // pages of the same mapping); populating writes nothing visible.
+    unsafe { populate(addr, n * size_of::<T>(), libc::MADV_POPULATE_WRITE) };
     addr as *mut T
 }
 
 /// Maps a chunk's pages in one call rather than a fault per 64 KiB.
 fn prefault(b: &[u8]) {
+    // SAFETY: the range lies within the file's read-only mapping (rounded
+    // out to its pages); populating reads nothing visible.
+    unsafe { populate(b.as_ptr() as usize, b.len(), libc::MADV_POPULATE_READ) };
+}
+
+/// `madvise(advice)` over the pages under `len` bytes at `addr`; a failure
+/// (kernels before 5.14) leaves the pages to be faulted in as before.
+///
+/// # Safety
+/// The pages must belong to one mapping that `advice` may populate.
+unsafe fn populate(addr: usize, len: usize, advice: libc::c_int) {
     const PAGE: usize = 4096;
-    let addr = b.as_ptr() as usize;
-    let lo = addr / PAGE * PAGE;
-    let hi = (addr + b.len()).div_ceil(PAGE) * PAGE;
-    if hi > lo {
-        // SAFETY: the range lies within the file's read-only mapping (rounded
-        // out to its pages); populating reads nothing visible.
-        unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_POPULATE_READ) };
+    let (lo, hi) = (addr / PAGE * PAGE, (addr + len).div_ceil(PAGE) * PAGE);
+    if len > 0 {
+        // SAFETY: the caller's promise.
+        unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, advice) };
     }
 }
 
@@ -767,11 +768,14 @@ mod tests {
 
         // Out of order: joined in file order, then sorted stably (the 2 of
         // the first owner, later in the file, after the second owner's).
-        let spans = |times: &[i64]| -> Vec<HostSpan> {
-            times.iter().map(|&t| span(t, 1, t as u32 * 10)).collect()
+        let spans = |times: &[i64], owner: u32| -> Vec<HostSpan> {
+            times
+                .iter()
+                .map(|&t| span(t, 1, t as u32 * 10 + owner))
+                .collect()
         };
         let owned = OwnedSpans {
-            lists: vec![(spans(&[1, 3, 2]), false), (spans(&[2]), true)],
+            lists: vec![(spans(&[1, 3, 2], 0), false), (spans(&[2], 1), true)],
             runs: vec![(0, 0, 2), (1, 2, 1), (0, 3, 1)],
         };
         let got: Vec<(i64, u32)> = owned
@@ -779,7 +783,7 @@ mod tests {
             .iter()
             .map(|s| (s.ts, s.id))
             .collect();
-        assert_eq!(got, [(1, 10), (2, 20), (2, 20), (3, 30)]);
+        assert_eq!(got, [(1, 10), (2, 21), (2, 20), (3, 30)]);
     }
 
     proptest! {

@@ -8,7 +8,8 @@ Side by side in one run, on every corpus trace over --min-mb MB of JSON
         whole diagnosis, the HTA-compatible breakdowns, the JSON report), and
   HTA:  scripts/hta/run_hta.py (TraceAnalysis load + get_temporal_breakdown +
         get_idle_time_breakdown),
-each as a whole process, medians of --runs runs, interleaved. Prints the ratios
+each as a whole process, interleaved: --runs runs of HTA, each beside
+--ours-per-run runs of ours, and the medians of each. Prints the ratios
 and whether the targets hold (>= 100x faster, <= 1/10 of HTA's memory).
 
 The big traces are made at run time into target/ (never committed): a corpus
@@ -34,7 +35,7 @@ whole process is.
 The load average is printed before and after: the ratios are only comparable
 between runs on a similarly loaded machine.
 
-    bench/kineto_vs_hta.py --hta-python /tmp/hta-venv/bin/python [--min-mb 5] [--big 1] [--runs 3]
+    bench/kineto_vs_hta.py --hta-python /tmp/hta-venv/bin/python [--min-mb 5] [--big 1] [--runs 3] [--ours-per-run 5]
         [--kineto-repo CLONE] [--extra TRACE ...]
 """
 
@@ -184,6 +185,10 @@ def main():
     ap.add_argument("--layouts", default="dump,compact",
                     help=f"JSON layouts of the big traces, of {','.join(LAYOUTS)}")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--ours-per-run", type=int, default=5,
+                    help="runs of ours beside each HTA run: one of ours lasts about 1%% of HTA's, so a "
+                    "pause of a few ms on this machine moves it far more; the median over more of "
+                    "them is as steady as HTA's over --runs")
     ap.add_argument("--kineto-repo", help="a git clone of pytorch/kineto: its past TensorBoard-plugin "
                     "samples over --min-mb are benchmarked too")
     ap.add_argument("--extra", nargs="*", default=[], help="more trace files to benchmark")
@@ -226,7 +231,7 @@ def main():
         ours_runs, hta_runs = [], []
         hta_note = ""
         for _ in range(args.runs):  # interleaved, so both see the same machine
-            ours_runs.append(timed(ours_cmd(path)))
+            ours_runs += [timed(ours_cmd(path)) for _ in range(args.ours_per_run)]
             hta_runs.append(timed([args.hta_python, RUN_HTA, path]))
             hta_note = hta_runs[-1][3]
         med = lambda runs, k: statistics.median(r[k] for r in runs)
@@ -247,7 +252,7 @@ def main():
             floors.append(hw / infl)
             above.append(ow / infl)
     worst_speed, worst_mem = min(speedups), max(mem_ratios)
-    print(f"\nmedians of {args.runs} interleaved runs; wall speedup worst {worst_speed:.0f}x, "
+    print(f"\nmedians of {args.runs} interleaved runs (ours: {args.runs * args.ours_per_run}); wall speedup worst {worst_speed:.0f}x, "
           f"median {statistics.median(speedups):.0f}x (target >= {TARGET_SPEEDUP:.0f}x: "
           f"{'met' if worst_speed >= TARGET_SPEEDUP else 'MISSED'}); CPU-time ratio worst {min(cpu_ratios):.0f}x; "
           f"memory ratio worst {worst_mem:.3f} (target <= {TARGET_MEMORY:.2f}: "

@@ -64,6 +64,12 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     }
     let multi = timelines.len() > 1;
     let t1 = std::time::Instant::now();
+    let events: usize = timelines
+        .iter()
+        .map(|t| t.gpu_op_count() + t.host_span_count())
+        .sum();
+    let spinner =
+        super::progress::spinner(a.quiet, format!("diagnosing {} events", thousands(events)));
     // The HTA figures need only the timeline: they are computed beside the diagnosis.
     let (diags, htas): (Vec<analysis::Diagnosis>, Vec<Option<hta::HtaCompat>>) = {
         use rayon::prelude::*;
@@ -77,6 +83,9 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             })
             .unzip()
     };
+    if let Some(s) = spinner {
+        s.finish_and_clear();
+    }
     if timing {
         eprintln!("timing: diagnose {:.3} s", t1.elapsed().as_secs_f64());
     }
@@ -162,6 +171,19 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `n` with its digits grouped in threes: 50,000,000.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn suffixed(p: &std::path::Path, i: usize) -> PathBuf {
     let stem = p
         .file_stem()
@@ -208,4 +230,18 @@ fn write_perfetto(
         .with_context(|| format!("writing {}", path.display()))?;
     bar.finish_and_clear();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn thousands_groups_digits_in_threes() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(50_000_000), "50,000,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 }

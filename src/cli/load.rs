@@ -2,7 +2,6 @@
 //! told apart by content.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Context, bail};
 use stallscope_analyzer::model::Timeline;
@@ -12,20 +11,17 @@ use stallscope_analyzer::read::{kineto, native};
 /// `strict`, a recording directory holding a file that cannot be read at all
 /// is an error; otherwise that file is skipped with a warning in the notes.
 pub fn load(paths: &[PathBuf], quiet: bool, strict: bool) -> anyhow::Result<Vec<Timeline>> {
-    let spinner = (!quiet).then(|| {
-        let s = indicatif::ProgressBar::new_spinner();
-        s.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        s.set_message(format!(
+    let spinner = super::progress::spinner(
+        quiet,
+        format!(
             "reading {}",
             paths
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(" ")
-        ));
-        s.enable_steady_tick(Duration::from_millis(120));
-        s
-    });
+        ),
+    );
     let result = load_inner(paths, strict);
     if let Some(s) = spinner {
         s.finish_and_clear();

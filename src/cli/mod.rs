@@ -8,6 +8,7 @@ mod export;
 mod live_helper;
 mod load;
 mod metrics_http;
+mod progress;
 mod record;
 mod shim_path;
 mod top;

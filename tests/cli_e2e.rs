@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -167,6 +168,27 @@ fn bad_inputs_give_clear_errors() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("junk.json"), "{err}");
+
+    // A gzip trace cut short: one line with the file, the offset and the
+    // cause, said once.
+    let cut = tmp.path().join("cut.json.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let events = (0..20_000)
+        .map(|i| format!("{{\"ph\": \"X\", \"name\": \"op{i}\", \"pid\": 1, \"tid\": 1, \"ts\": {i}, \"dur\": 1}}"))
+        .collect::<Vec<_>>()
+        .join(",\n");
+    gz.write_all(format!("{{\"traceEvents\": [\n{events}\n]}}").as_bytes())
+        .unwrap();
+    let bytes = gz.finish().unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let out = cli(&["analyze", cut.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cut.json.gz: corrupt gzip data near compressed byte"),
+        "{err}"
+    );
+    assert_eq!(err.matches("deflate").count(), 1, "{err}");
 
     let empty = tmp.path().join("empty");
     std::fs::create_dir(&empty).unwrap();

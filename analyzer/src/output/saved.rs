@@ -13,11 +13,9 @@ use super::report::{Report, SCHEMA};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SavedError {
-    #[error("{path}: cannot read: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    // The cause is in the message only (see `KinetoError::Io`).
+    #[error("{path}: cannot read: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error("{path}: not a stallscope report: {why}")]
     Invalid { path: String, why: String },
     #[error(
@@ -150,7 +148,7 @@ impl SavedReport {
     pub fn read(path: &Path) -> Result<SavedReport, SavedError> {
         let bytes = std::fs::read(path).map_err(|e| SavedError::Io {
             path: path.display().to_string(),
-            source: e,
+            err: e,
         })?;
         SavedReport::parse(&bytes, &path.display().to_string())
     }

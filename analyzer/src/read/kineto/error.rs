@@ -5,19 +5,16 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KinetoError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    // The cause is in the message, not also in `source()`: a chain printed
+    // whole (`{:#}`) would repeat it.
+    #[error("{path}: {err}")]
+    Io { path: PathBuf, err: std::io::Error },
     /// The gzip stream is damaged; `offset` counts compressed bytes read so far.
-    #[error("{path}: corrupt gzip data near compressed byte {offset}: {source}")]
+    #[error("{path}: corrupt gzip data near compressed byte {offset}: {err}")]
     Gzip {
         path: PathBuf,
         offset: u64,
-        #[source]
-        source: std::io::Error,
+        err: std::io::Error,
     },
     /// Malformed JSON or a field of the wrong type. `offset` is a byte offset
     /// into the JSON text (the decompressed text for `.gz` files).

@@ -52,9 +52,9 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Maps a file as it is on disk (gzip or not).
 pub fn map(path: &Path) -> Result<Text, KinetoError> {
-    let io_err = |source| KinetoError::Io {
+    let io_err = |err| KinetoError::Io {
         path: path.to_owned(),
-        source,
+        err,
     };
     let file = File::open(path).map_err(io_err)?;
     let len = file.metadata().map_err(io_err)?.len();
@@ -96,10 +96,10 @@ fn inflate(path: &Path, gz: &[u8]) -> Result<Vec<u8>, KinetoError> {
     let r = MultiGzDecoder::new(&mut counted).read_to_end(&mut out);
     match r {
         Ok(_) => Ok(out),
-        Err(source) => Err(KinetoError::Gzip {
+        Err(err) => Err(KinetoError::Gzip {
             path: path.to_owned(),
             offset: counted.read,
-            source,
+            err,
         }),
     }
 }
@@ -126,9 +126,9 @@ pub fn has_trace_extension(p: &Path) -> bool {
 
 /// The trace files of a directory (not recursive), sorted by name.
 pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, KinetoError> {
-    let io_err = |source| KinetoError::Io {
+    let io_err = |err| KinetoError::Io {
         path: dir.to_owned(),
-        source,
+        err,
     };
     let mut out = vec![];
     for entry in std::fs::read_dir(dir).map_err(io_err)? {

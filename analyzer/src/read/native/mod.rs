@@ -21,14 +21,11 @@ pub use file::read_file;
 
 #[derive(Debug, thiserror::Error)]
 pub enum NativeError {
-    #[error("{0}")]
+    #[error(transparent)]
     Format(#[from] FormatError),
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    // The cause is in the message only (see `KinetoError::Io`).
+    #[error("{path}: {err}")]
+    Io { path: PathBuf, err: std::io::Error },
     #[error("{0} holds no stallscope trace files (*.sst)")]
     Empty(PathBuf),
     #[error("{0} (--strict refuses a recording with an unreadable trace file)")]
@@ -71,7 +68,7 @@ pub fn is_native(p: &Path) -> bool {
 pub fn trace_files(dir: &Path) -> Result<Vec<PathBuf>, NativeError> {
     let rd = std::fs::read_dir(dir).map_err(|e| NativeError::Io {
         path: dir.into(),
-        source: e,
+        err: e,
     })?;
     let mut v: Vec<PathBuf> = rd
         .flatten()

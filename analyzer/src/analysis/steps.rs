@@ -65,7 +65,7 @@ pub fn find(tl: &Timeline, corr: &CorrIndex, startup: Option<&Startup>) -> Steps
 
 /// The GPU ops launched in [a, b): (earliest GPU start, latest GPU end, the
 /// launch time of the earliest), or None when there are none.
-pub type OpsIn<'a> = dyn Fn(Ns, Ns) -> Option<Launch> + 'a;
+pub type OpsIn<'a> = dyn Fn(Ns, Ns) -> Option<Launch> + Sync + 'a;
 
 /// `OpsIn` over the streams process `pi` (every process when None) launched
 /// onto. A stream runs its ops in launch order, so each is searched by
@@ -182,7 +182,14 @@ pub fn on_gpu(
     // (marker, first GPU start, last GPU end, launch of the first op) of the
     // markers that give a step.
     let mut kept: Vec<(usize, Ns, Ns, Ns)> = Vec::new();
-    for (i, &(a, b)) in ranges.iter().enumerate() {
+    // Each search reads ops and launch calls at random: thousands of them
+    // (one per marker) wait on memory, so they run on every core, up front.
+    let found: Vec<Option<Launch>> = ranges
+        .par_iter()
+        .with_min_len(64)
+        .map(|&(a, b)| ops_in(a, b))
+        .collect();
+    for (i, &(a, _)) in ranges.iter().enumerate() {
         let last = i + 1 == ranges.len();
         if startup.is_some_and(|s| a < s.until) {
             drop(&mut dropped, i, "start-up");
@@ -196,7 +203,7 @@ pub fn on_gpu(
             drop(&mut dropped, i, "truncated-last");
             continue;
         }
-        let Some((first, end, launch)) = ops_in(a, b) else {
+        let Some((first, end, launch)) = found[i] else {
             // The last marker launching nothing was cut off before it did.
             drop(
                 &mut dropped,

@@ -81,9 +81,10 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     }
     // What needs neither the memory findings nor a launcher's host timeline
     // (each GPU's launching thread, busy time by precision and idle gaps),
-    // beside the memory findings, which are serial.
-    let (mem, mut per_gpu) = rayon::join(
-        || memory::analyze(&cx, &steps),
+    // beside the memory findings and the host side (which needs only the
+    // window): both serial, and together about as long.
+    let ((mem, host), mut per_gpu) = rayon::join(
+        || (memory::analyze(&cx, &steps), host::analyze(tl, window)),
         || {
             tl.gpus
                 .par_iter()
@@ -107,10 +108,6 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     );
     cx.offload = mem.offload.clone();
     lap("mem+launchers");
-    // The host side needs only the window: it runs beside the replays, whose
-    // three tasks a block (the walk and two lane groups) leave a core idle
-    // part of the time.
-    let mut host = None;
     let mut devices = Vec::new();
     let mut primary = None;
     for (gi, g) in tl.gpus.iter().enumerate() {
@@ -132,12 +129,11 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         lap("segs+scan");
         let mut ev = attribution::Evidence::default();
         let marks = whatif::replays::step_marks(&steps, window);
-        let ((mut att, h), replays) = rayon::join(
+        let (mut att, replays) = rayon::join(
             || {
                 let a = attribution::attribute_gaps(&cx, idle, launcher, &mut ev);
                 lap("attr");
-                let h = host.is_none().then(|| host::analyze(tl, window));
-                (a, h)
+                a
             },
             || match (scan, launcher) {
                 (Some(s), Some(l)) => {
@@ -149,7 +145,6 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
                 _ => None,
             },
         );
-        host = host.or(h);
         devices.push(DeviceDiagnosis {
             gpu: g.id,
             window: att.window,
@@ -207,7 +202,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         options: built.options,
         combined: built.combined,
         job,
-        host: Some(host.unwrap_or_else(|| host::analyze(tl, window))),
+        host: Some(host),
     }
 }
 

@@ -26,7 +26,7 @@ distinct one over --min-mb is taken from the history into
 target/kineto-public/ (never committed). --extra adds any other files.
 
 The floor: `infl ms` is the time to inflate the gzip trace alone, as the
-reader's pipeline does (flate2 into a reused 1 MiB buffer, nothing parsed;
+reader's pipeline does (flate2 from the file's bytes into a reused 512 KiB buffer, nothing parsed;
 examples/kineto_inflate.rs, best of --runs + 2), and `HTA/infl` is HTA's wall
 time over it: no reader of that file that inflates it on one core can beat
 that ratio, whatever its parser. `ours/infl` is how far above that floor our

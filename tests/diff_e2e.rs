@@ -63,15 +63,8 @@ fn record(dir: &Path, scenario: &str, fixed: bool) -> (PathBuf, PathBuf) {
 }
 
 fn corpus_kineto(rel: &str) -> PathBuf {
-    let base = std::env::var_os("STALLSCOPE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
-    let p = base.join("kineto").join(rel);
-    assert!(
-        p.is_file(),
-        "{} is missing: check out ../shared/corpus beside the repository or set STALLSCOPE_CORPUS",
-        p.display()
-    );
+    let p = kineto_corpus().join(rel);
+    assert!(p.is_file(), "{} is missing from the corpus", p.display());
     p
 }
 

@@ -27,9 +27,7 @@ fn chromium() -> PathBuf {
 }
 
 fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/kineto")
-        .join(rel)
+    kineto_corpus().join(rel)
 }
 
 /// Headless Chromium that can reach nothing: any request goes to a closed

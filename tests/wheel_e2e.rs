@@ -13,6 +13,8 @@
 //! STALLSCOPE_WHEEL_PROFILE=dev builds a quicker debug wheel while
 //! iterating; the size target is only checked on a release wheel.
 
+mod common;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -27,11 +29,7 @@ fn root() -> &'static Path {
 }
 
 fn corpus() -> PathBuf {
-    let base = std::env::var_os("STALLSCOPE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared/corpus"));
-    let dir = base.join("kineto");
-    assert!(dir.is_dir(), "Kineto corpus not found at {}", dir.display());
+    let dir = common::kineto_corpus();
     // Canonical: Ray reports the paths it read in canonical form.
     dir.canonicalize().unwrap()
 }

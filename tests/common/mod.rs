@@ -34,6 +34,21 @@ pub fn workload(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The corpus's Kineto traces: `../shared/corpus/kineto` beside the
+/// repository, or under `STALLSCOPE_CORPUS`.
+pub fn kineto_corpus() -> PathBuf {
+    let base = std::env::var_os("STALLSCOPE_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
+    let dir = base.join("kineto");
+    assert!(
+        dir.is_dir(),
+        "{} is missing: check out ../shared/corpus beside the repository or set STALLSCOPE_CORPUS",
+        dir.display()
+    );
+    dir
+}
+
 /// The real Python interpreter (not a pyenv shell shim, which would start a
 /// dozen extra traced processes).
 pub fn python() -> &'static Path {

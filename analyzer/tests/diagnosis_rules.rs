@@ -426,3 +426,76 @@ fn empty_and_host_only_timelines_do_not_panic() {
     let (_, d) = b.done();
     assert!(d.devices.is_empty());
 }
+
+/// Batches loaded in the loop (num_workers=0), as a profiler with
+/// with_stack=True records them: the DataLoader annotation, and beneath it
+/// the Python frames of torch/utils/data/dataloader.py (TraceLens's OWLv2
+/// inference traces on MI300X and H100). `op` is the framework op each step
+/// runs (an inference or a training job).
+fn loading_in_the_loop(op: &str) -> Diagnosis {
+    let mut b = B::new();
+    let loader = b.name("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+    let frame = b.name("torch/utils/data/dataloader.py(728): __next__");
+    let fetch = b.name("torch/utils/data/dataloader.py(787): _next_data");
+    let op = b.name(op);
+    let mut t = 0;
+    for i in 0..6 {
+        let s0 = t;
+        b.span(0, SpanKind::Annotation, t, 40 * MS, loader, 0);
+        b.span(
+            0,
+            SpanKind::PyFunction,
+            t + 10 * US,
+            40 * MS - 20 * US,
+            frame,
+            0,
+        );
+        b.span(
+            0,
+            SpanKind::PyFunction,
+            t + 20 * US,
+            40 * MS - 40 * US,
+            fetch,
+            0,
+        );
+        t += 40 * MS;
+        b.span(0, SpanKind::CpuOp, t, 30 * US, op, 0);
+        b.launch(
+            t + 40 * US,
+            t + 50 * US,
+            10 * MS,
+            "sm90_xmma_gemm_bf16bf16",
+            7,
+        );
+        b.sync(t + 60 * US, t + 10 * MS + 50 * US);
+        t += 10 * MS + 60 * US;
+        b.step(i, s0, t);
+    }
+    b.done().1
+}
+
+#[test]
+fn loading_in_the_loop_is_modeled_as_dataloader_workers_whatever_the_python_frames() {
+    for (op, mode) in [
+        ("aten::linear", "inference"),
+        (
+            "autograd::engine::evaluate_function: MmBackward0",
+            "training",
+        ),
+    ] {
+        let d = loading_in_the_loop(op);
+        assert_eq!(top(&d), "data/cpu", "{mode}");
+        let f = &d.findings[0];
+        // The what-if and the advice are about the loader the trace shows:
+        // its num_workers=0, not workers "the trace does not show".
+        assert!(
+            f.assumption.contains("4 DataLoader workers"),
+            "{mode}: {}",
+            f.assumption
+        );
+        assert!(f.fix.contains("num_workers 0 -> 4"), "{mode}: {}", f.fix);
+        // 40 ms of loading per 50 ms step: four workers take nearly all of it.
+        let window = d.window.1 - d.window.0;
+        assert!(f.est_saving_ns > window / 2, "{mode}: {f:?}");
+    }
+}

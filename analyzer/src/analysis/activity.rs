@@ -371,7 +371,14 @@ pub fn classify_name(name: &str) -> Option<(Act, &'static str)> {
         return Some((Act::Launch, ""));
     }
     let lower = n.to_ascii_lowercase();
-    if lower.contains("dataloader") && (lower.contains("__next__") || lower.contains("enumerate")) {
+    // The profiler's DataLoader annotation, not the Python frames of
+    // torch/utils/data/dataloader.py beneath it (traces taken with
+    // with_stack=True): those say nothing of the loader's mode, and as the
+    // innermost spans they would hide the annotation's num_workers=0.
+    if lower.contains("dataloader")
+        && (lower.contains("__next__") || lower.contains("enumerate"))
+        && !is_python_frame(n)
+    {
         // With num_workers=0 the training process loads batches itself.
         let sub = if lower.contains("singleprocess") {
             "main-process"
@@ -381,6 +388,15 @@ pub fn classify_name(name: &str) -> Option<(Act, &'static str)> {
         return Some((Act::Data, sub));
     }
     None
+}
+
+/// A Python function span as the profiler names it with with_stack=True:
+/// `path/to/file.py(123): function`.
+fn is_python_frame(name: &str) -> bool {
+    name.split_once(".py(").is_some_and(|(_, rest)| {
+        rest.split_once("): ")
+            .is_some_and(|(line, _)| !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// Correlation id -> (kind, direction, source memory) of the GPU op it launched.
@@ -982,5 +998,38 @@ impl<'t> SampleCursor<'t> {
         if start < b {
             push_merged(out, Seg { start, ..cpu });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dataloader_annotations_are_data_and_python_frames_are_not() {
+        assert_eq!(
+            classify_name("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"),
+            Some((Act::Data, "main-process"))
+        );
+        assert_eq!(
+            classify_name("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"),
+            Some((Act::Data, "dataloader"))
+        );
+        // Beneath either annotation with with_stack=True (TraceLens's OWLv2
+        // traces): the innermost span must not decide the loader's mode.
+        assert_eq!(
+            classify_name("torch/utils/data/dataloader.py(728): __next__"),
+            None
+        );
+        assert_eq!(
+            classify_name("torch/utils/data/dataloader.py(787): _next_data"),
+            None
+        );
+        assert!(is_python_frame("a/b.py(1): f"));
+        assert!(!is_python_frame(
+            "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+        ));
+        assert!(!is_python_frame("x.py(abc): f"));
+        assert!(!is_python_frame("x.py(): f"));
     }
 }

@@ -180,7 +180,12 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
             } else {
                 ev_text
             };
-            let fix = if job.inference() {
+            let fix = if job.inference() && job.dataloader && sub == "cpu" && workers == 0 {
+                // The what-if's model (see `DataModel`): the loader's own workers.
+                "load the inputs in DataLoader workers (num_workers 0 -> 4), so that the next batch is \
+                 prepared while the GPU runs, and copy it with non_blocking=True"
+                    .to_string()
+            } else if job.inference() {
                 "prepare the next inputs while the GPU runs (a background thread or process), and copy \
                  them with non_blocking=True"
                     .to_string()

@@ -176,6 +176,13 @@ fn metadata() {
         .flat_map(|t| &t.spans);
     assert_eq!(py.filter(|s| s.kind == SpanKind::PyFunction).count(), 34405);
 
+    // Its kernels run on device 2; deviceProperties describes device 0 only.
+    let tc = trace("TraceLens/tests/traces/torch_compile_triton/trace.json.gz");
+    assert_eq!(
+        (tc.gpus[0].id, tc.gpus[0].name.as_str(), tc.gpus[0].hip),
+        (2, "AMD Instinct MI300X", true)
+    );
+
     let none = trace("param/et_replay/tests/inputs/linear_kineto.json.gz");
     assert_eq!(kineto::rank_of(&none), None, "no distributedInfo");
 }

@@ -406,3 +406,62 @@ fn single_threaded_option_reads_the_same() {
     let a = kineto::read_file_with(&data("new_format.json"), &opts).unwrap();
     assert_eq!(a.gpu_op_count(), read("new_format.json").gpu_op_count());
 }
+
+/// A trace with `devices` as deviceProperties, one kernel on `device`
+/// launched by `launch` (a CUDA or HIP call).
+fn one_kernel(devices: &str, device: u32, launch: &str) -> Timeline {
+    let text = format!(
+        r#"{{"deviceProperties": [{devices}], "traceEvents": [
+  {{"ph": "X", "cat": "cuda_runtime", "name": "{launch}", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+    "args": {{"correlation": 7}}}},
+  {{"ph": "X", "cat": "kernel", "name": "k", "pid": {device}, "tid": 3, "ts": 20, "dur": 50,
+    "args": {{"device": {device}, "stream": 3, "correlation": 7}}}}
+]}}"#
+    );
+    kineto::read_bytes("t.json", text.into_bytes()).unwrap()
+}
+
+fn device(id: u32, name: &str, major: u32, minor: u32) -> String {
+    format!(
+        r#"{{"id": {id}, "name": "{name}", "totalGlobalMem": 1, "computeMajor": {major}, "computeMinor": {minor}, "numSms": 304}}"#
+    )
+}
+
+/// ROCm traces number their ops' devices by the node's agent (2, 9) and
+/// deviceProperties by the process's visible devices (0), as TraceLens's
+/// MI300X traces do; vLLM's leave the names empty. HIP's compute capability
+/// 9.4 is then CDNA3, never Hopper.
+#[test]
+fn rocm_devices_numbered_apart_and_unnamed() {
+    use stallscope_analyzer::analysis::arch::Arch;
+    let mi300 = device(0, "AMD Instinct MI300X", 9, 4);
+    let tl = one_kernel(&mi300, 2, "hipLaunchKernel");
+    let g = &tl.gpus[0];
+    assert_eq!(
+        (g.id, g.name.as_str(), g.hip),
+        (2, "AMD Instinct MI300X", true)
+    );
+    assert_eq!(Arch::of(g), Arch::Cdna3);
+
+    // Several devices of one model: any of them.
+    let eight: Vec<String> = (0..8).map(|i| device(i, "", 9, 4)).collect();
+    let tl = one_kernel(&eight.join(","), 9, "hipLaunchKernel");
+    assert_eq!(Arch::of(&tl.gpus[0]), Arch::Cdna3);
+
+    // The same properties under CUDA calls are a Hopper.
+    let tl = one_kernel(&device(0, "", 9, 0), 0, "cudaLaunchKernel");
+    assert!(!tl.gpus[0].hip);
+    assert_eq!(Arch::of(&tl.gpus[0]), Arch::Hopper);
+
+    // Devices of different models, none with the ops' number: no guess.
+    let mixed = [
+        device(0, "NVIDIA H100", 9, 0),
+        device(1, "NVIDIA A100", 8, 0),
+    ]
+    .join(",");
+    let tl = one_kernel(&mixed, 5, "cudaLaunchKernel");
+    assert_eq!(
+        (tl.gpus[0].name.as_str(), Arch::of(&tl.gpus[0])),
+        ("", Arch::Unknown)
+    );
+}

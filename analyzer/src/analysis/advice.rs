@@ -136,8 +136,13 @@ fn has_producer(i: &Inputs) -> bool {
     i.job.dataloader || i.ev.producer_count > 0
 }
 
+/// An AMD GPU, by its name or architecture, or by the HIP calls of its trace.
+fn is_amd(i: &Inputs) -> bool {
+    i.gpu.hip || Arch::of(i.gpu).is_amd()
+}
+
 fn alloc_api(i: &Inputs) -> (&'static str, &'static str) {
-    if Arch::of(i.gpu).is_amd() {
+    if is_amd(i) {
         ("hipMalloc", "hipFree")
     } else {
         ("cudaMalloc", "cudaFree")
@@ -465,7 +470,7 @@ fn memory(i: &Inputs) -> (String, String) {
          fragmentation; never call torch.cuda.empty_cache() in the loop"
             .to_string()
     } else if per_step >= CHURN_PER_STEP {
-        let env = if Arch::of(i.gpu).is_amd() {
+        let env = if is_amd(i) {
             "PYTORCH_NO_HIP_MEMORY_CACHING"
         } else {
             "PYTORCH_NO_CUDA_MEMORY_CACHING"

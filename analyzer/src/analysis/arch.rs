@@ -31,12 +31,14 @@ pub enum Arch {
 impl Arch {
     /// From a device's name, compute capability and gfx target (if known).
     pub fn of(gpu: &Gpu) -> Arch {
-        Arch::from_parts(&gpu.name, gpu.cc, &gpu.arch_name)
+        Arch::from_parts(&gpu.name, gpu.cc, &gpu.arch_name, gpu.hip)
     }
 
-    pub fn from_parts(name: &str, cc: (u32, u32), gfx: &str) -> Arch {
+    /// `hip`: the device runs HIP, so it is AMD whatever its name says.
+    pub fn from_parts(name: &str, cc: (u32, u32), gfx: &str, hip: bool) -> Arch {
         let n = name.to_ascii_lowercase();
-        let amd = gfx.starts_with("gfx")
+        let amd = hip
+            || gfx.starts_with("gfx")
             || n.contains("amd")
             || n.contains("instinct")
             || n.contains("radeon");
@@ -132,7 +134,7 @@ mod tests {
 
     #[test]
     fn architectures_of_the_corpus_devices() {
-        let a = Arch::from_parts;
+        let a = |name, cc, gfx| Arch::from_parts(name, cc, gfx, false);
         assert_eq!(a("AMD Instinct MI300X", (9, 4), ""), Arch::Cdna3);
         assert_eq!(a("AMD Instinct MI210", (9, 0), ""), Arch::Cdna2);
         assert_eq!(a("AMD Radeon Graphics", (9, 0), ""), Arch::Cdna2);
@@ -148,6 +150,10 @@ mod tests {
         assert_eq!(a("NVIDIA B200", (10, 0), ""), Arch::Blackwell);
         assert_eq!(a("Quadro GP100", (6, 0), ""), Arch::Pascal);
         assert_eq!(a("", (0, 0), ""), Arch::Unknown);
+        // vLLM's MI300X traces: no names, HIP's compute capability, HIP calls.
+        assert_eq!(a("", (9, 4), ""), Arch::Hopper);
+        assert_eq!(Arch::from_parts("", (9, 4), "", true), Arch::Cdna3);
+        assert_eq!(Arch::from_parts("", (0, 0), "", true), Arch::Unknown);
         assert!(!Arch::Volta.has_bf16() && Arch::Ampere.has_bf16() && Arch::Cdna3.has_fp8());
     }
 }

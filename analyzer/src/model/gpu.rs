@@ -364,6 +364,9 @@ pub struct Gpu {
     pub cc: (u32, u32),
     /// AMD gfx target (`gcnArchName`, e.g. "gfx942:sramecc+:xnack-"); empty when not given.
     pub arch_name: String,
+    /// Runs HIP (ROCm): the trace names HIP calls. An AMD GPU whatever its
+    /// name says: some ROCm traces leave the names empty.
+    pub hip: bool,
     pub streams: Vec<Stream>,
     pub launch_configs: Vec<LaunchConfig>,
     /// Sorted by start.

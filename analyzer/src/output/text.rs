@@ -142,11 +142,16 @@ fn cut(s: &str, n: usize) -> String {
     }
 }
 
-/// "NVIDIA A100-SXM4-80GB", or "GPU 9 (unknown model)" for a device the
-/// trace does not describe.
+/// "NVIDIA A100-SXM4-80GB"; "GPU 2 (unnamed AMD CDNA3)" for a device the
+/// trace describes without a name (vLLM's ROCm traces); "GPU 9 (unknown
+/// model)" for one it does not describe.
 pub fn device_label(d: &DeviceReport) -> String {
     if d.name.is_empty() {
-        format!("GPU {} (unknown model)", d.id)
+        if d.arch == crate::analysis::arch::Arch::Unknown.name() {
+            format!("GPU {} (unknown model)", d.id)
+        } else {
+            format!("GPU {} (unnamed {})", d.id, d.arch)
+        }
     } else {
         d.name.clone()
     }
@@ -786,6 +791,31 @@ mod tests {
         wrap(&mut o, "why: ", &long);
         assert!(o.lines().all(|l| l.chars().count() <= WIDTH), "{o}");
         assert_eq!(o.matches('x').count(), 250);
+    }
+
+    #[test]
+    fn devices_are_labelled_by_name_else_by_what_is_known() {
+        let d = |name: &str, arch: &'static str| DeviceReport {
+            id: "2".into(),
+            name: name.into(),
+            arch,
+            busy_ns: 0,
+            idle_ns: 0,
+            idle_by_cause_ns: Default::default(),
+            busy_by_precision_ns: Default::default(),
+        };
+        assert_eq!(
+            device_label(&d("NVIDIA H100", "NVIDIA Hopper")),
+            "NVIDIA H100"
+        );
+        assert_eq!(
+            device_label(&d("", "AMD CDNA3")),
+            "GPU 2 (unnamed AMD CDNA3)"
+        );
+        assert_eq!(
+            device_label(&d("", "an unknown GPU")),
+            "GPU 2 (unknown model)"
+        );
     }
 
     fn io(what: &str, fs: &str, wait_ns: i64, read: u64) -> IoWaitReport {

@@ -9,7 +9,7 @@ use crate::model::{
 
 use super::category::{self, Class, is_collective_kernel};
 use super::event::{Args, Id, RawEvent};
-use super::meta::Meta;
+use super::meta::{DeviceProps, Meta};
 
 /// Grid, block, shared memory, registers: the dedup key of a launch config.
 type LaunchKey = ([u32; 3], [u32; 3], u32, u32);
@@ -428,8 +428,18 @@ impl Builder {
                 }
             }
         }
+        let hip = self.tl.strings.iter().any(|(_, s)| HIP_CALLS.contains(&s));
+        // ROCm traces may number the devices of their ops by the node's agent
+        // (2, 9) and deviceProperties by the process's visible devices (0):
+        // where every device described is the same model, that is the one.
+        let same_model = meta
+            .devices
+            .windows(2)
+            .all(|w| same_device_model(&w[0], &w[1]));
         for g in &mut self.tl.gpus {
-            if let Some(d) = meta.devices.iter().find(|d| d.id == g.id) {
+            g.hip = hip;
+            let described = meta.devices.iter().find(|d| d.id == g.id);
+            if let Some(d) = described.or_else(|| meta.devices.first().filter(|_| same_model)) {
                 g.name = d.name.clone();
                 g.memory_bytes = d.memory_bytes;
                 g.sm_count = d.sm_count;
@@ -474,6 +484,22 @@ impl Builder {
         self.tl
     }
 }
+
+fn same_device_model(a: &DeviceProps, b: &DeviceProps) -> bool {
+    (&a.name, a.cc, a.memory_bytes, a.sm_count, &a.arch_name)
+        == (&b.name, b.cc, b.memory_bytes, b.sm_count, &b.arch_name)
+}
+
+/// Calls only a ROCm build of the profiler records: the trace's devices are
+/// AMD GPUs (see `Gpu::hip`).
+const HIP_CALLS: [&str; 6] = [
+    "hipLaunchKernel",
+    "hipModuleLaunchKernel",
+    "hipExtModuleLaunchKernel",
+    "hipMemcpyAsync",
+    "hipMemsetAsync",
+    "hipGraphLaunch",
+];
 
 /// The synthetic id of a pid or tid that is not a small integer (see `id`).
 #[cold]

@@ -335,6 +335,8 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
             sm_count: g.sm_count,
             cc: g.cc,
             arch_name: String::new(),
+            // The shim traces CUDA only.
+            hip: false,
             streams: g
                 .streams
                 .into_iter()

@@ -549,6 +549,8 @@ impl LiveFile {
                 sm_count: g.sm_count,
                 cc: g.cc,
                 arch_name: String::new(),
+                // The shim traces CUDA only.
+                hip: false,
                 streams: g
                     .streams
                     .iter()

@@ -499,3 +499,25 @@ fn loading_in_the_loop_is_modeled_as_dataloader_workers_whatever_the_python_fram
         assert!(f.est_saving_ns > window / 2, "{mode}: {f:?}");
     }
 }
+
+/// Each step launches a kernel that starts 40 ms after its quick launch
+/// call returned, the GPU idle meanwhile, and no stream-wait record says
+/// why (TraceLens's SGLang MI300X traces: hipStreamWaitEvent carries no
+/// stream). The op was held on the GPU side: other/dependency, not launch
+/// latency.
+#[test]
+fn an_op_held_long_after_its_quick_launch_is_a_dependency() {
+    let mut b = B::new();
+    let mut t = 0;
+    for i in 0..6 {
+        let s0 = t;
+        b.launch(t, t + 40 * MS, 5 * MS, "sm90_xmma_gemm_bf16bf16", 7);
+        t += 45 * MS + 10 * US;
+        b.step(i, s0, t);
+    }
+    let (_, d) = b.done();
+    let (other, launch) = (idle(&d, Cause::Other), idle(&d, Cause::Launch));
+    // Five gaps in the window (it starts at the first kernel).
+    assert!(other > 5 * 39 * MS, "other {other}, launch {launch}");
+    assert!(launch < 6 * MS, "other {other}, launch {launch}");
+}

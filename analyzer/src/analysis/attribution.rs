@@ -171,6 +171,21 @@ pub fn launch_call_cause(cx: &Context, r: ThreadRef, span: &HostSpan) -> (Cause,
     }
 }
 
+/// A quick launch call that returned long before its op started on an idle
+/// GPU: the op was held by something on the GPU side (an event wait the
+/// trace does not show, as ROCm traces give hipStreamWaitEvent no stream;
+/// work of another process), not by the launch. Returns where the launch's
+/// share of [l, b) ends.
+pub fn held_after(launch: Option<&HostSpan>, l: Ns, b: Ns) -> Option<Ns> {
+    let span = launch?;
+    let h = (span.end() + HELD_NS).max(l);
+    (span.dur <= SLOW_CALL_NS && h < b).then_some(h)
+}
+
+/// An op starting this long after its launch call returned, the GPU idle,
+/// was held by something else.
+const HELD_NS: Ns = 200_000;
+
 /// Attributes the idle gaps found by `idle_gaps`.
 pub fn attribute_gaps(
     cx: &Context,
@@ -434,7 +449,13 @@ impl State<'_, '_, '_> {
                 }
                 _ => (cause, sub),
             };
-            self.push(l, b, cause, sub, Some(who), 0);
+            match held_after(launch.map(|x| x.1), l, b) {
+                Some(h) if (cause, sub) == (Cause::Launch, "latency") => {
+                    self.push(l, h, cause, sub, Some(who), 0);
+                    self.push(h, b, Cause::Other, "dependency", Some(who), 0);
+                }
+                _ => self.push(l, b, cause, sub, Some(who), 0),
+            }
         }
     }
 

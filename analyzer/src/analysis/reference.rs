@@ -9,7 +9,7 @@ use stallscope_format::fs_name;
 
 use super::activity::{Act, Classifier, MERGE_CAP_NS, Seg, Sub};
 use super::attribution::Evidence;
-use super::attribution::launch_call_cause;
+use super::attribution::{held_after, launch_call_cause};
 use super::context::{Context, ThreadRef, clip, clip_one};
 use super::types::{Cause, IdleGap};
 use super::whatif::{
@@ -467,7 +467,13 @@ fn attribute_gap(
             }
             _ => (cause, sub),
         };
-        push(out, ev, cx, l, b, cause, sub, Some(who), 0);
+        match held_after(launch.map(|x| x.1), l, b) {
+            Some(h) if (cause, sub) == (Cause::Launch, "latency") => {
+                push(out, ev, cx, l, h, cause, sub, Some(who), 0);
+                push(out, ev, cx, h, b, Cause::Other, "dependency", Some(who), 0);
+            }
+            _ => push(out, ev, cx, l, b, cause, sub, Some(who), 0),
+        }
     }
 }
 

@@ -157,6 +157,26 @@ pub fn device_label(d: &DeviceReport) -> String {
     }
 }
 
+/// The line that stands for the fixes when there are none: the GPU was
+/// busy, or it idled with a cause but no what-if gains anything (then say
+/// so, rather than call it busy).
+fn no_fix_line(d: &DeviceReport) -> String {
+    let idle = 100.0 * d.idle_ns as f64 / (d.idle_ns + d.busy_ns).max(1) as f64;
+    let top = d
+        .idle_by_cause_ns
+        .iter()
+        .filter_map(|(c, v)| Some((c, v.as_i64()?)))
+        .filter(|x| x.1 > 0)
+        .max_by_key(|x| x.1);
+    match top {
+        Some((cause, _)) if idle >= 5.0 => format!(
+            "No fix with a measurable saving: the GPU idled {idle:.0}% (mostly {cause}),\n\
+             but no what-if gains 0.5% or more."
+        ),
+        _ => "No stall worth fixing: the GPU was busy.".to_string(),
+    }
+}
+
 /// A what-if as "step 87 ms -> 40 ms" (the window without steps), and its
 /// saving in percent of the window.
 fn before_after(r: &Report, step_after: i64, saving_ns: i64) -> (String, f64) {
@@ -375,8 +395,8 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         }
     } else if r.startup.as_ref().is_some_and(|s| s.all) {
         let _ = writeln!(o, "\nNo steady state: the trace is all start-up.");
-    } else if !r.devices.is_empty() {
-        let _ = writeln!(o, "\nNo stall worth fixing: the GPU was busy.");
+    } else if let Some(d) = r.devices.first() {
+        let _ = writeln!(o, "\n{}", no_fix_line(d));
     }
     for f in &r.options {
         let saving = 100.0 * f.est_saving_ns as f64 / r.wall_ns.max(1) as f64;
@@ -816,6 +836,30 @@ mod tests {
             device_label(&d("", "an unknown GPU")),
             "GPU 2 (unknown model)"
         );
+    }
+
+    #[test]
+    fn no_fix_is_busy_only_when_the_gpu_was() {
+        let d = |busy_ns: i64, idle: &[(&str, i64)]| DeviceReport {
+            id: "0".into(),
+            name: String::new(),
+            arch: "AMD CDNA3",
+            busy_ns,
+            idle_ns: idle.iter().map(|x| x.1).sum(),
+            idle_by_cause_ns: idle
+                .iter()
+                .map(|(c, v)| (c.to_string(), (*v).into()))
+                .collect(),
+            busy_by_precision_ns: Default::default(),
+        };
+        let busy = "No stall worth fixing: the GPU was busy.";
+        assert_eq!(no_fix_line(&d(99, &[("launch", 1)])), busy);
+        assert_eq!(no_fix_line(&d(50, &[])), busy);
+        let line = no_fix_line(&d(50, &[("other", 45), ("launch", 5)]));
+        assert!(
+            line.starts_with("No fix with a measurable saving: the GPU idled 50% (mostly other)")
+        );
+        assert!(line.lines().all(|l| l.chars().count() <= WIDTH), "{line}");
     }
 
     fn io(what: &str, fs: &str, wait_ns: i64, read: u64) -> IoWaitReport {

@@ -23,7 +23,11 @@ pytorch/kineto (with its history). Its TensorBoard-plugin samples (NVIDIA
 V100 ResNet-50 training, 24-35 MB of JSON each, in the profiler API's and the
 older autograd API's layouts) were removed from the tree in 2026-04; every
 distinct one over --min-mb is taken from the history into
-target/kineto-public/ (never committed). --extra adds any other files.
+target/kineto-public/ (never committed). --tracelens-repo names a clone of
+AMD-AGI/TraceLens: its test traces over --min-mb that the corpus lacks (ROCm
+MI300X inference with xDiT, SGLang, vLLM and Hugging Face models; NVIDIA H100
+and B200; 15-63 MB of JSON each) go to target/tracelens-public/. --extra adds
+any other files.
 
 The floor: `infl ms` is the time to inflate the gzip trace alone, as the
 reader's pipeline does (flate2 from the file's bytes into a reused 512 KiB buffer, nothing parsed;
@@ -36,7 +40,7 @@ The load average is printed before and after: the ratios are only comparable
 between runs on a similarly loaded machine.
 
     bench/kineto_vs_hta.py --hta-python /tmp/hta-venv/bin/python [--min-mb 5] [--big 1] [--runs 3] [--ours-per-run 5]
-        [--kineto-repo CLONE] [--extra TRACE ...]
+        [--kineto-repo CLONE] [--tracelens-repo CLONE] [--extra TRACE ...]
 """
 
 import argparse
@@ -161,6 +165,33 @@ def kineto_samples(repo, out_dir, min_bytes):
     return found
 
 
+def tracelens_traces(repo, out_dir, corpus, min_bytes):
+    """Every Kineto trace (tests/traces/**/*.json.gz) in the newest tree of the
+    AMD-AGI/TraceLens clone `repo` with over min_bytes of JSON and not in the
+    corpus already, written to out_dir. ROCm (MI300X) and NVIDIA (H100, B200)
+    inference and training traces; blobs the clone lacks are skipped."""
+    git = lambda *a: subprocess.run(["git", "-C", repo, *a], capture_output=True)
+    tree = git("ls-tree", "-r", "HEAD", "--", "tests/traces").stdout.decode()
+    os.makedirs(out_dir, exist_ok=True)
+    found = []
+    for line in sorted(tree.splitlines(), key=lambda l: l.split("\t", 1)[-1]):
+        meta, path = line.split("\t", 1)
+        if not path.endswith(".json.gz") or os.path.exists(os.path.join(corpus, "TraceLens", path)):
+            continue
+        out = os.path.join(out_dir, path[len("tests/traces/"):].replace("/", "_"))
+        if not os.path.exists(out):
+            blob = git("cat-file", "blob", meta.split()[2])
+            if blob.returncode != 0 or not blob.stdout.startswith(b"\x1f\x8b"):
+                continue  # not in the clone, or a Git LFS pointer
+            with open(out + ".tmp", "wb") as f:
+                f.write(blob.stdout)
+            os.replace(out + ".tmp", out)
+        size = json_bytes(out)
+        if size > min_bytes:
+            found.append((out, size))
+    return found
+
+
 def inflate_ms(exe, path, runs):
     """The best time to inflate a gzip trace alone (0 for plain JSON)."""
     if not path.endswith(".gz"):
@@ -191,6 +222,8 @@ def main():
                     "them is as steady as HTA's over --runs")
     ap.add_argument("--kineto-repo", help="a git clone of pytorch/kineto: its past TensorBoard-plugin "
                     "samples over --min-mb are benchmarked too")
+    ap.add_argument("--tracelens-repo", help="a git clone of AMD-AGI/TraceLens: its test traces "
+                    "(MI300X, H100, B200) over --min-mb that the corpus lacks")
     ap.add_argument("--extra", nargs="*", default=[], help="more trace files to benchmark")
     ap.add_argument("--ours", help="instead of `stallscope analyze`, a binary that takes the trace path "
                     "(e.g. the kineto_hta example)")
@@ -219,6 +252,9 @@ def main():
             traces.append((big, json_bytes(big)))
     if args.kineto_repo:
         traces += kineto_samples(args.kineto_repo, os.path.join(target, "kineto-public"), args.min_mb * 1e6)
+    if args.tracelens_repo:
+        traces += tracelens_traces(args.tracelens_repo, os.path.join(target, "tracelens-public"),
+                                   args.corpus, args.min_mb * 1e6)
     for path in args.extra:
         if not os.path.isfile(path):
             sys.exit(f"--extra {path}: no such file")

@@ -179,10 +179,13 @@ fn fix_evidence_violations(r: &Report) -> Vec<String> {
             );
         }
         if r.job.mode == analysis::job::Mode::Inference {
+            // DataLoader advice only to an inference job that has one
+            // (batch inference over a dataset, as TraceLens's OWLv2 traces).
             need(
                 !fix.contains("GradScaler")
                     && !fix.contains("training")
-                    && !fix.contains("DataLoader"),
+                    && !f.assumption.contains("training")
+                    && (!fix.contains("DataLoader") || r.job.dataloader),
                 "training advice on an inference trace",
             );
         }

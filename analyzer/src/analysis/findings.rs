@@ -214,11 +214,16 @@ fn top_sub_where(ev: &Evidence, cause: Cause, keep: impl Fn(&str) -> bool) -> (&
 /// What the what-if of `fix` assumed, in words.
 fn assumption(i: &Inputs, fix: Fix) -> String {
     let data = i.replays.and_then(|r| r.data);
+    let the_loop = if i.job.inference() {
+        "the inference loop"
+    } else {
+        "the training loop"
+    };
     match fix {
         Fix::Data => match data {
             Some(d) if d.workers == Some(0) => format!(
                 "{} DataLoader workers load the batches at the measured {} per batch (one every {}), \
-                 {} batches ahead; the training loop only takes them",
+                 {} batches ahead; {the_loop} only takes them",
                 d.workers_after.unwrap_or(4),
                 secs(d.cost_per_batch_ns),
                 secs(d.clock.period_ns),
@@ -265,9 +270,13 @@ fn assumption(i: &Inputs, fix: Fix) -> String {
         ),
         Fix::HostWork => format!(
             "the host work outside launch bursts (CPU stretches over {}, GIL waits, sleeps) moves off \
-             the training loop (DataLoader workers, a background thread, or every N steps) and \
-             overlaps the GPU",
-            secs(BURST_GAP_NS)
+             {the_loop} ({}) and overlaps the GPU",
+            secs(BURST_GAP_NS),
+            if i.job.inference() {
+                "a background thread or process, or every N requests"
+            } else {
+                "DataLoader workers, a background thread, or every N steps"
+            }
         ),
         Fix::Memory => {
             "allocator calls (cudaMalloc/cudaFree) and offload copies gone from the steady state"

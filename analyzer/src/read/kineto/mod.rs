@@ -14,7 +14,8 @@
 //! | `kernel`/`Kernel`, `gpu_memcpy`/`Memcpy`, `gpu_memset`/`Memset` | `GpuOp` on `Gpu` `args.device` (else pid), `Stream` `args.stream` (else tid) |
 //! | `cuda_sync` | `Gpu::syncs` (stream -1 becomes `u64::MAX`) |
 //! | `[memory]` / `[OutOfMemory]` instants | `Gpu::memory` / `Timeline::ooms` |
-//! | `deviceProperties` | `Gpu` name, memory, SM count, compute capability |
+//! | `deviceProperties` | `Gpu` name, memory, SM count, compute capability (by `id`; where every device described is one model, also a device numbered otherwise, as ROCm traces number their ops by the node's agent) |
+//! | HIP launch, copy or graph calls (`hipLaunchKernel`, ...) | `Gpu::hip`: AMD GPUs, even unnamed |
 //! | `distributedInfo.rank` | `Process::rank` |
 //! | `baseTimeNanoseconds` | `Timeline::realtime_offset_ns` |
 //!

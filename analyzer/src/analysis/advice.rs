@@ -186,10 +186,16 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                 ev_text
             };
             let fix = if job.inference() && job.dataloader && sub == "cpu" && workers == 0 {
-                // The what-if's model (see `DataModel`): the loader's own workers.
-                "load the inputs in DataLoader workers (num_workers 0 -> 4), so that the next batch is \
-                 prepared while the GPU runs, and copy it with non_blocking=True"
-                    .to_string()
+                // The workers the what-if assumed (see `DataModel`).
+                let after = i
+                    .replays
+                    .and_then(|r| r.data)
+                    .and_then(|d| d.workers_after)
+                    .unwrap_or(4);
+                format!(
+                    "load the inputs in DataLoader workers (num_workers 0 -> {after}), so that the next \
+                     batch is prepared while the GPU runs, and copy it with non_blocking=True"
+                )
             } else if job.inference() {
                 "prepare the next inputs while the GPU runs (a background thread or process), and copy \
                  them with non_blocking=True"

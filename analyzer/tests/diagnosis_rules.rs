@@ -521,3 +521,50 @@ fn an_op_held_long_after_its_quick_launch_is_a_dependency() {
     assert!(other > 5 * 39 * MS, "other {other}, launch {launch}");
     assert!(launch < 6 * MS, "other {other}, launch {launch}");
 }
+
+/// A launch call slowed to 5 ms because its thread waited 4.5 ms for a CPU
+/// (a loaded machine, as the thread's run-queue samples say): CPU
+/// contention, not a slow launch (module loading, JIT).
+#[test]
+fn a_launch_call_that_waited_for_a_cpu_is_contention() {
+    let mut b = B::new();
+    let mut t = 0;
+    for i in 0..6 {
+        let s0 = t;
+        let corr = b.corr;
+        b.corr += 1;
+        let api = b.name("cudaLaunchKernel");
+        b.span(0, SpanKind::CudaRuntime, t, 5 * MS, api, corr as u64);
+        let k = b.name("sm90_xmma_gemm_bf16bf16");
+        b.tl.gpus[0].stream_mut(7).ops.push(GpuOp::new(
+            GpuOpKind::Kernel,
+            t + 5 * MS + 10 * US,
+            t + 15 * MS,
+            corr,
+            k,
+        ));
+        t += 15 * MS + 10 * US;
+        b.step(i, s0, t);
+    }
+    // Run-queue delay grows 4.5 ms during each launch call.
+    let th = &mut b.tl.processes[0].threads[0];
+    let mut delay = 0;
+    for i in 0..6u64 {
+        let s0 = i as Ns * (15 * MS + 10 * US);
+        for (ts, d) in [(s0, 0), (s0 + 5 * MS, 4_500_000)] {
+            delay += d;
+            th.samples.push(Sample {
+                ts,
+                cpu_ns: 0,
+                run_delay_ns: delay,
+                majflt: 0,
+                minflt: 0,
+                state: b'R',
+            });
+        }
+    }
+    let (_, d) = b.done();
+    let (cpu, launch) = (idle(&d, Cause::Cpu), idle(&d, Cause::Launch));
+    assert!(cpu > 5 * 4 * MS, "cpu {cpu}, launch {launch}");
+    assert!(launch < MS, "cpu {cpu}, launch {launch}");
+}

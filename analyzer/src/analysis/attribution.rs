@@ -164,6 +164,14 @@ pub fn launch_call_cause(cx: &Context, r: ThreadRef, span: &HostSpan) -> (Cause,
         (Act::Transfer, sub) => (Cause::Transfer, sub.name()),
         (Act::Memory, sub) => (Cause::Memory, sub.name()),
         (Act::Sync, sub) => (Cause::Sync, sub.name()),
+        // A slow call that mostly waited for a CPU (a loaded machine) is
+        // contention, not the launch's own cost.
+        _ if span.dur > SLOW_CALL_NS
+            && cx.run_delay_at(r, span.end()) - cx.run_delay_at(r, span.ts)
+                > 0.5 * span.dur as f64 =>
+        {
+            (Cause::Cpu, "contention")
+        }
         // A launch call this slow is not launch overhead but lazy module
         // loading, JIT compilation or a full launch queue.
         _ if span.dur > SLOW_CALL_NS => (Cause::Launch, "slow-call"),

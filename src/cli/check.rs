@@ -21,8 +21,9 @@ use super::load;
 /// Against a baseline (a report saved by `stallscope analyze --json`, or any
 /// run `stallscope diff` reads), the mean step may grow by PCT percent, and
 /// each cause's idle time per step (per GPU) by PCT percent of its baseline or
-/// by 1% of the baseline's mean step, whichever is more (so a cause going from
-/// 0.1 ms to 0.3 ms a step is no 200% regression):
+/// by PCT/10 percent of the baseline's mean step, whichever is more (so at 10,
+/// a cause going from 0.1 ms to 0.3 ms of a 100 ms step is no 200%
+/// regression):
 ///
 ///   stallscope analyze main-run --json baseline.json
 ///   stallscope check pr-run --baseline baseline.json --max-regression 10
@@ -52,7 +53,8 @@ pub struct CheckArgs {
     pub baseline: Option<PathBuf>,
 
     /// With --baseline: the growth allowed, in percent, of the mean step and of
-    /// each cause's idle time per step (with a floor of 1% of the baseline step)
+    /// each cause's idle time per step (with a floor of PCT/10 percent of the
+    /// baseline step)
     #[arg(
         long,
         value_name = "PCT",

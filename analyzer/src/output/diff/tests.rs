@@ -207,6 +207,19 @@ fn check_limits_name_the_growth_and_floor_small_causes() {
     );
     // Within 20% everything passes.
     assert!(limits(&d, 20.0).iter().all(|l| !l.broken));
+    // The floor is a tenth of the step's allowance, so a looser limit
+    // loosens small causes too: sync 1 -> 6 ms breaks 10% (3.5 ms allowed)
+    // but not 20% (7 ms).
+    let e = report(10, 350, &[("data", 35), ("sync", 6)], vec![]);
+    let sync_at = |pct: f64| {
+        limits(&compare(&b, &e), pct)
+            .into_iter()
+            .find(|l| l.what == "sync idle")
+            .unwrap()
+    };
+    assert!(sync_at(10.0).broken);
+    let loose = sync_at(20.0);
+    assert!(!loose.broken && loose.allowed_ns == 7_000_000, "{loose:?}");
     // A cause new in AFTER, over the floor.
     let c = report(10, 350, &[("data", 35), ("io", 10)], vec![]);
     let l = limits(&compare(&b, &c), 10.0);

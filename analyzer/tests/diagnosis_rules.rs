@@ -568,3 +568,57 @@ fn a_launch_call_that_waited_for_a_cpu_is_contention() {
     assert!(cpu > 5 * 4 * MS, "cpu {cpu}, launch {launch}");
     assert!(launch < MS, "cpu {cpu}, launch {launch}");
 }
+
+/// Python dispatch (150 us before each 50 us kernel) on a loaded machine:
+/// the thread waits for a CPU 60% of the time, so the idle time is
+/// cpu/contention. Its what-if is the dispatch one (CUDA graphs: less
+/// dispatch, less waiting for a CPU), so the fix leads with that, and the
+/// assumption says the wait goes with the dispatch.
+#[test]
+fn dispatch_that_waits_for_a_cpu_is_advised_as_the_what_if_models_it() {
+    let mut b = B::new();
+    let mut t = 0;
+    for i in 0..6 {
+        let s0 = t;
+        for _ in 0..100 {
+            t += 150 * US;
+            b.launch(t, t + 5 * US, 50 * US, "sm90_xmma_gemm_bf16bf16", 7);
+            t += 5 * US;
+        }
+        b.step(i, s0, t);
+    }
+    // Samples every millisecond: 0.4 ms of CPU and 0.6 ms in the run queue.
+    let th = &mut b.tl.processes[0].threads[0];
+    for k in 0..=t / MS + 1 {
+        th.samples.push(Sample {
+            ts: k * MS,
+            cpu_ns: (k * 400 * US) as u64,
+            run_delay_ns: (k * 600 * US) as u64,
+            majflt: 0,
+            minflt: 0,
+            state: b'R',
+        });
+    }
+    let (_, d) = b.done();
+    assert_eq!(top(&d), "cpu/contention", "{:#?}", d.findings);
+    let f = &d.findings[0];
+    assert!(
+        f.fix
+            .starts_with("less dispatch to wait for a CPU: CUDA graphs"),
+        "{}",
+        f.fix
+    );
+    assert!(f.fix.contains("OMP_NUM_THREADS"), "{}", f.fix);
+    assert!(
+        f.assumption.contains("its wait for a CPU included"),
+        "{}",
+        f.assumption
+    );
+    // The burst shrinks to 3 us a launch: the step is the GPU's 5 ms.
+    assert!(
+        f.est_step_ns_after < 6 * MS,
+        "{} -> {}",
+        d.steps.mean_ns,
+        f.est_step_ns_after
+    );
+}

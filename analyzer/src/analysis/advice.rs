@@ -276,10 +276,21 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
         }
         Cause::Cpu => {
             let (ev_text, fix) = match sub {
+                // Waits for a CPU inside launch bursts: the what-if is the
+                // dispatch one (less dispatch waits less), so its fix leads.
                 "contention" => (
                     format!("{who} was runnable but waiting for a CPU (run-queue delay)"),
-                    "fewer threads than cores: lower num_workers or OMP_NUM_THREADS, or give the job more cores"
-                        .to_string(),
+                    if job.graphs() {
+                        "keep runnable threads under the cores: lower num_workers or OMP_NUM_THREADS, or \
+                         give the job more cores; graphs are in use already: look for the Python work \
+                         between graph launches"
+                            .to_string()
+                    } else {
+                        "less dispatch to wait for a CPU: CUDA graphs or torch.compile(mode=\"reduce-overhead\"); \
+                         and keep runnable threads under the cores: lower num_workers or OMP_NUM_THREADS, \
+                         or give the job more cores"
+                            .to_string()
+                    },
                 ),
                 "gil" => (
                     format!("{who} waited for the Python GIL held by another thread"),

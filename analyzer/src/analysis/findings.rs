@@ -113,7 +113,7 @@ pub fn build(i: &Inputs) -> Built {
             step_share_pct: round2(share),
             est_saving_ns: saving,
             est_step_ns_after: after,
-            assumption: assumption(i, fix),
+            assumption: assumption(i, fix, sub),
             evidence: texts.0,
             fix: texts.1,
             kernels: Vec::new(),
@@ -211,8 +211,8 @@ fn top_sub_where(ev: &Evidence, cause: Cause, keep: impl Fn(&str) -> bool) -> (&
     (subs.first().map_or("", |s| s.0), total)
 }
 
-/// What the what-if of `fix` assumed, in words.
-fn assumption(i: &Inputs, fix: Fix) -> String {
+/// What the what-if of `fix` assumed, in words, for a finding of `sub`.
+fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
     let data = i.replays.and_then(|r| r.data);
     let the_loop = if i.job.inference() {
         "the inference loop"
@@ -263,9 +263,14 @@ fn assumption(i: &Inputs, fix: Fix) -> String {
                 .to_string(),
         },
         Fix::CpuPython => format!(
-            "CUDA graphs or torch.compile: Python dispatch between launches costs {} per launch; \
+            "CUDA graphs or torch.compile: Python dispatch between launches costs {} per launch{}; \
              CPU stretches over {} without a launch (preprocessing, logging) are kept",
             secs(GRAPH_LAUNCH_NS),
+            if sub == "contention" {
+                ", its wait for a CPU included"
+            } else {
+                ""
+            },
             secs(BURST_GAP_NS)
         ),
         Fix::HostWork => format!(
@@ -349,7 +354,7 @@ fn comm_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
         step_share_pct: round2(share),
         est_saving_ns: saving,
         est_step_ns_after: after,
-        assumption: assumption(i, Fix::Comm),
+        assumption: assumption(i, Fix::Comm, ""),
         evidence,
         fix,
         kernels: Vec::new(),
@@ -370,7 +375,7 @@ fn fp8_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
         step_share_pct: round2(share),
         est_saving_ns: saving,
         est_step_ns_after: after,
-        assumption: assumption(i, Fix::Fp8),
+        assumption: assumption(i, Fix::Fp8, ""),
         evidence,
         fix,
         kernels: Vec::new(),
@@ -417,7 +422,7 @@ fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
         step_share_pct: round2(share),
         est_saving_ns: saving,
         est_step_ns_after: after,
-        assumption: assumption(i, Fix::Precision),
+        assumption: assumption(i, Fix::Precision, ""),
         evidence,
         fix,
         kernels,

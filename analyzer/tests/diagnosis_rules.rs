@@ -622,3 +622,69 @@ fn dispatch_that_waits_for_a_cpu_is_advised_as_the_what_if_models_it() {
         f.est_step_ns_after
     );
 }
+
+/// Python dispatch (150 us before each 100 us kernel) preempted for 4 ms
+/// once a step, after a small read (so that the stretch is a segment of its
+/// own, not part of a run of dispatch and launches): the run-queue samples
+/// around it say the thread waited 4 ms of it. It is dispatch that waited
+/// for a CPU (cpu/contention, which CUDA graphs shrink with the dispatch),
+/// not host work to move off the loop; and the dispatch what-if removes it
+/// with the dispatch.
+#[test]
+fn dispatch_preempted_between_launches_is_not_host_work() {
+    let mut b = B::new();
+    b.file("/tmp/train.log", 0xEF53);
+    let mut t = 0;
+    let mut preempted = Vec::new();
+    for i in 0..6 {
+        let s0 = t;
+        for k in 0..60 {
+            if k == 30 {
+                b.span(0, SpanKind::Host(HostOp::Read), t, 20 * US, 1, 4096);
+                t += 20 * US;
+                preempted.push(t);
+                t += 4 * MS;
+            }
+            t += 150 * US;
+            b.launch(t, t + 5 * US, 100 * US, "sm90_xmma_gemm_bf16bf16", 7);
+            t += 5 * US;
+        }
+        b.step(i, s0, t);
+    }
+    let th = &mut b.tl.processes[0].threads[0];
+    let mut delay = 0;
+    let sample = |ts: Ns, delay: u64| Sample {
+        ts,
+        cpu_ns: 0,
+        run_delay_ns: delay,
+        majflt: 0,
+        minflt: 0,
+        state: b'R',
+    };
+    th.samples.push(sample(0, 0));
+    for p in preempted {
+        th.samples.push(sample(p - MS, delay));
+        delay += 4 * MS as u64;
+        th.samples.push(sample(p + 5 * MS, delay));
+    }
+    th.samples.push(sample(t + MS, delay));
+    let (_, d) = b.done();
+    assert!(
+        d.findings.iter().all(|f| f.sub_cause != "host-work"),
+        "{:#?}",
+        d.findings
+    );
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.cause == "cpu")
+        .unwrap_or_else(|| panic!("no cpu finding: {:#?}", d.findings));
+    assert_eq!(f.sub_cause, "contention");
+    // Graphs leave the GPU's 6 ms a step (and a launch's latency).
+    assert!(
+        f.est_step_ns_after < 7 * MS,
+        "{} -> {}",
+        d.steps.mean_ns,
+        f.est_step_ns_after
+    );
+}

@@ -70,8 +70,11 @@ impl Sub {
     pub const PAGEABLE: Sub = Sub(22);
     pub const H2D: Sub = Sub(23);
     pub const FAULT: Sub = Sub(24);
+    /// CPU time without a launch that the thread mostly spent waiting for
+    /// a CPU (see `mark_queued`).
+    pub const QUEUED: Sub = Sub(25);
 
-    const NAMES: [&'static str; 25] = [
+    const NAMES: [&'static str; 26] = [
         "",
         "read",
         "pipe",
@@ -97,6 +100,7 @@ impl Sub {
         "pageable",
         "h2d",
         "fault",
+        "queued",
     ];
 }
 
@@ -129,6 +133,49 @@ pub struct Seg {
     pub act: Act,
     /// Extra detail: "pipe", "gil", "sleep", "pageable", the fs name...
     pub sub: Sub,
+}
+
+/// Marks CPU stretches without a launch that the thread's run-queue delay
+/// explains as `Sub::QUEUED`: longer than `gap`, but not once the delay of the
+/// sample intervals around them is taken out. A dispatch loop preempted
+/// between two launches leaves such a stretch (wall time, not CPU time), and
+/// samples 10 ms apart cannot say where in their interval the wait fell, so
+/// a stretch may take all of it; stretches in the same intervals share it.
+pub fn mark_queued(segs: &mut [Seg], samples: &[Sample], gap: Ns) {
+    let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
+        return;
+    };
+    if first.run_delay_ns == last.run_delay_ns {
+        return;
+    }
+    // Sample intervals [i, j] around the stretch, and the delay earlier
+    // stretches took from intervals up to `used_to`.
+    let (mut i, mut used, mut used_to) = (0, 0, 0);
+    for s in segs.iter_mut() {
+        let len = s.end - s.start;
+        if s.act != Act::Cpu || s.sub != Sub::NONE || s.launch_ns != 0 || len <= gap {
+            continue;
+        }
+        while i + 1 < samples.len() && samples[i + 1].ts <= s.start {
+            i += 1;
+        }
+        let mut j = i;
+        while j + 1 < samples.len() && samples[j].ts < s.end {
+            j += 1;
+        }
+        if i >= used_to {
+            used = 0;
+        }
+        let delay = samples[j]
+            .run_delay_ns
+            .saturating_sub(samples[i].run_delay_ns) as Ns
+            - used;
+        if len - delay <= gap {
+            s.sub = Sub::QUEUED;
+            used += len - gap;
+            used_to = used_to.max(j);
+        }
+    }
 }
 
 /// Longest merged CPU+launch segment.
@@ -1031,5 +1078,71 @@ mod tests {
         ));
         assert!(!is_python_frame("x.py(abc): f"));
         assert!(!is_python_frame("x.py(): f"));
+    }
+
+    fn cpu(start: Ns, end: Ns, launch_ns: u32) -> Seg {
+        Seg {
+            start,
+            end,
+            what: 0,
+            launch_ns,
+            act: Act::Cpu,
+            sub: Sub::NONE,
+        }
+    }
+
+    /// Samples every 10 ms, with the run-queue delay each interval adds.
+    fn delays(per_interval: &[u64]) -> Vec<Sample> {
+        let mut total = 0;
+        let mut v = vec![Sample {
+            ts: 0,
+            cpu_ns: 0,
+            run_delay_ns: 0,
+            majflt: 0,
+            minflt: 0,
+            state: b'R',
+        }];
+        for (k, d) in per_interval.iter().enumerate() {
+            total += d;
+            v.push(Sample {
+                ts: (k as Ns + 1) * 10_000_000,
+                run_delay_ns: total,
+                ..v[0]
+            });
+        }
+        v
+    }
+
+    #[test]
+    fn stretches_the_run_queue_delay_explains_are_queued() {
+        const MS: Ns = 1_000_000;
+        const GAP: Ns = 200_000;
+        let subs = |segs: &[Seg]| segs.iter().map(|s| s.sub).collect::<Vec<_>>();
+        // Interval 0 waited 6 ms: the first 4 ms stretch takes 3.8 ms of it;
+        // the second, in the same interval, finds 2.2 ms and is CPU work.
+        // Interval 1 waited 1 ms: its 4 ms stretch is CPU work. Interval 2
+        // waited 3 ms: a fresh budget for its stretch (across 2 and 3).
+        let mut segs = [
+            cpu(MS, 5 * MS, 0),
+            cpu(6 * MS, 10 * MS, 0),
+            cpu(12 * MS, 16 * MS, 0),
+            cpu(18 * MS, 19 * MS, 40_000),
+            cpu(19 * MS, 19 * MS + GAP, 0),
+            cpu(28 * MS, 33 * MS, 0),
+        ];
+        mark_queued(
+            &mut segs,
+            &delays(&[6 * MS as u64, MS as u64, 3 * MS as u64, 2 * MS as u64]),
+            GAP,
+        );
+        let q = Sub::QUEUED;
+        let n = Sub::NONE;
+        assert_eq!(subs(&segs), [q, n, n, n, n, q]);
+        // No run-queue delay anywhere: nothing to mark.
+        let mut segs = [cpu(MS, 5 * MS, 0)];
+        mark_queued(&mut segs, &delays(&[0, 0]), GAP);
+        assert_eq!(subs(&segs), [n]);
+        mark_queued(&mut segs, &[], GAP);
+        assert_eq!(subs(&segs), [n]);
     }
 }

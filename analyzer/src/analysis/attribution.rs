@@ -524,6 +524,8 @@ impl State<'_, '_, '_> {
                     "gil"
                 } else if s.sub == Sub::SLEEP {
                     "sleep"
+                } else if s.sub == Sub::QUEUED {
+                    "contention"
                 } else if host_work {
                     "host-work"
                 } else if delayed() > 0.25 * len {

@@ -5,9 +5,12 @@ use std::sync::{Arc, Mutex};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::activity::{Act, Classifier, CopyIndex, LongSpans, NameTable, Seg, Sub, copy_index};
+use super::activity::{
+    self, Act, Classifier, CopyIndex, LongSpans, NameTable, Seg, Sub, copy_index,
+};
 use super::busy::PrecisionMap;
 use super::saves;
+use super::whatif::BURST_GAP_NS;
 use stallscope_format::{FdClass, HostOp};
 
 use crate::model::{
@@ -169,6 +172,7 @@ impl<'a> Context<'a> {
             self.window.1,
         );
         saves::absorb(&mut segs);
+        activity::mark_queued(&mut segs, &self.thread(r).samples, BURST_GAP_NS);
         let segs = Arc::new(segs);
         self.segs
             .lock()

@@ -131,6 +131,7 @@ pub fn segments(c: &Classifier, p: &Process, th: &Thread, lo: Ns, hi: Ns) -> Vec
         }
     }
     super::saves::absorb(&mut out);
+    super::activity::mark_queued(&mut out, &th.samples, super::whatif::BURST_GAP_NS);
     out
 }
 
@@ -514,6 +515,8 @@ fn classify_piece(
                 "gil"
             } else if s.sub == Sub::SLEEP {
                 "sleep"
+            } else if s.sub == Sub::QUEUED {
+                "contention"
             } else if host_work {
                 "host-work"
             } else if delayed > 0.25 * len {

@@ -55,13 +55,17 @@ pub const BATCH_RUN_GAP_NS: Ns = 200_000;
 pub const FREE_LATENCY_NS: Ns = 5_000;
 
 /// Whether a segment is Python dispatch in a launch burst (see
-/// `BURST_GAP_NS`), or a launch call no longer than that (a slower one
-/// loads a module or compiles: not dispatch).
+/// `BURST_GAP_NS`; a longer stretch without a launch is too when waiting for
+/// a CPU made it long, `Sub::QUEUED`), or a launch call no longer than that
+/// (a slower one loads a module or compiles: not dispatch).
 #[inline]
 pub fn in_burst(s: &Seg) -> bool {
     match s.act {
         Act::Launch => s.end - s.start <= BURST_GAP_NS,
-        Act::Cpu => s.sub == Sub::NONE && (s.launch_ns > 0 || s.end - s.start <= BURST_GAP_NS),
+        Act::Cpu => {
+            (s.sub == Sub::NONE && (s.launch_ns > 0 || s.end - s.start <= BURST_GAP_NS))
+                || s.sub == Sub::QUEUED
+        }
         _ => false,
     }
 }

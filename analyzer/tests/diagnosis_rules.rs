@@ -688,3 +688,32 @@ fn dispatch_preempted_between_launches_is_not_host_work() {
         f.est_step_ns_after
     );
 }
+
+/// A 300 ms context creation, then dispatch-bound GPU work without step
+/// markers: 5 ms of it is too little to advise on (no findings, and the
+/// start-up says why); 40 ms of it is a steady state with findings.
+#[test]
+fn too_little_after_start_up_gets_no_findings() {
+    let run = |gpu_work: Ns| {
+        let mut b = B::new();
+        let free = b.name("cudaFree");
+        b.span(0, SpanKind::CudaRuntime, 0, 300 * MS, free, 0);
+        // Kernels that never repeat: no step pattern to detect.
+        let mut t = 300 * MS;
+        while t < 300 * MS + gpu_work {
+            t += 200 * US;
+            let k = format!("sm90_xmma_gemm_bf16bf16_{t}");
+            b.launch(t, t + 5 * US, 20 * US, &k, 7);
+            t += 5 * US;
+        }
+        b.done().1
+    };
+    let short = run(5 * MS);
+    let s = short.startup.as_ref().expect("start-up");
+    assert!(s.mostly() && s.short_rest && !s.all, "{s:?}");
+    assert!(short.findings.is_empty(), "{:#?}", short.findings);
+    let long = run(40 * MS);
+    let s = long.startup.as_ref().expect("start-up");
+    assert!(!s.short_rest, "{s:?}");
+    assert_eq!(top(&long), "cpu/python", "{:#?}", long.findings);
+}

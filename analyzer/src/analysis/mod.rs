@@ -65,6 +65,13 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         || rayon::join(|| context::Lookups::build(tl), || job::detect(tl)),
     );
     let window = analysis_window(tl, &steps, startup.as_ref());
+    let mut startup = startup;
+    if let Some(s) = startup.as_mut() {
+        s.short_rest = !s.all
+            && s.mostly()
+            && steps.steps.is_empty()
+            && window.1 - window.0 < types::MIN_STEADY_NS;
+    }
     let mut cx = context::Context::from_parts(tl, window, corr, lookups);
     lap("cx");
     // The GPU the findings are about: the first with the most ops.
@@ -165,8 +172,9 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         steps.periodic = steps::find_periodic(&steps, &d.gaps, |g| steps::io_file(tl, g));
     }
     let built = match &primary {
-        // A trace that is all start-up has no steady state to advise on.
-        _ if startup.as_ref().is_some_and(|s| s.all) => findings::Built {
+        // A trace that is all start-up, or nearly, has no steady state to
+        // advise on.
+        _ if startup.as_ref().is_some_and(|s| s.no_steady_state()) => findings::Built {
             findings: Vec::new(),
             minor: Vec::new(),
             combined: None,

@@ -360,6 +360,7 @@ pub fn chain(
         items: kept,
         share_pct: 100.0 * (until - t0) as f64 / (t1 - t0).max(1) as f64,
         all: gpu_last_start.is_none_or(|g| g < until),
+        short_rest: false,
     })
 }
 

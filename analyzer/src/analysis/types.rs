@@ -194,7 +194,15 @@ pub struct Startup {
     pub share_pct: f64,
     /// No GPU work starts after start-up: the trace has no steady state.
     pub all: bool,
+    /// Start-up is most of the trace, and what follows it is too short to
+    /// diagnose: no steps, and under `MIN_STEADY_NS` of window (a graph
+    /// capture that ends in one replay; a toy run cut off after its first
+    /// iteration).
+    pub short_rest: bool,
 }
+
+/// The least steady state, without steps, that findings may be drawn from.
+pub const MIN_STEADY_NS: Ns = 10_000_000;
 
 impl Startup {
     pub fn ns(&self) -> Ns {
@@ -204,6 +212,11 @@ impl Startup {
     /// Start-up covers at least half of the trace.
     pub fn mostly(&self) -> bool {
         self.share_pct >= 50.0
+    }
+
+    /// No steady state to advise on: none at all, or too little.
+    pub fn no_steady_state(&self) -> bool {
+        self.all || self.short_rest
     }
 
     pub fn contains(&self, t: Ns) -> bool {

@@ -107,6 +107,9 @@ pub struct StartupReport {
     pub mostly: bool,
     /// Nothing runs on the GPU after start-up: no steady state to advise on.
     pub all: bool,
+    /// Start-up is most of the trace and what follows it is too short to
+    /// advise on (no steps, under 10 ms): no findings either.
+    pub short_rest: bool,
     /// Grouped by kind and call, longest first.
     pub items: Vec<StartupItemReport>,
 }
@@ -463,6 +466,7 @@ impl Report {
                     share_pct: s.share_pct,
                     mostly: s.mostly(),
                     all: s.all,
+                    short_rest: s.short_rest,
                     items,
                 }
             }),
@@ -490,6 +494,14 @@ impl Report {
                              no steady state to diagnose",
                             s.share_pct,
                             super::text::dur(s.ns())
+                        ))
+                    } else if s.short_rest {
+                        Some(format!(
+                            "the trace is mostly start-up ({:.0}% of it, {}); too little follows \
+                             it to diagnose ({})",
+                            s.share_pct,
+                            super::text::dur(s.ns()),
+                            super::text::dur(d.window.1 - d.window.0)
                         ))
                     } else if s.mostly() {
                         Some(format!(

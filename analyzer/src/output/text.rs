@@ -395,6 +395,13 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         }
     } else if r.startup.as_ref().is_some_and(|s| s.all) {
         let _ = writeln!(o, "\nNo steady state: the trace is all start-up.");
+    } else if r.startup.as_ref().is_some_and(|s| s.short_rest) {
+        let [w0, w1] = r.window_ns;
+        let _ = writeln!(
+            o,
+            "\nNo steady state to advise on: {} after start-up, and no steps.",
+            dur(w1 - w0)
+        );
     } else if let Some(d) = r.devices.first() {
         let _ = writeln!(o, "\n{}", no_fix_line(d));
     }

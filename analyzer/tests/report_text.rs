@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use stallscope_analyzer::analysis::{self, ranks::compare_ranks};
 use stallscope_analyzer::model::Timeline;
 use stallscope_analyzer::output::report::Report;
-use stallscope_analyzer::output::text;
+use stallscope_analyzer::output::{markdown, text};
 use stallscope_analyzer::read::kineto;
 
 mod corpus_support;
@@ -138,7 +138,7 @@ fn fix_evidence_violations(r: &Report) -> Vec<String> {
     let tf32_arch = ["Ampere", "Ada", "Hopper", "Blackwell"]
         .iter()
         .any(|a| arch.contains(a));
-    for f in &r.findings {
+    for f in r.findings.iter().chain(&r.options) {
         let (fix, ev) = (&f.fix, &f.evidence);
         let mut need = |cond: bool, what: &str| {
             if !cond {
@@ -188,6 +188,12 @@ fn fix_evidence_violations(r: &Report) -> Vec<String> {
                     && (!fix.contains("DataLoader") || r.job.dataloader),
                 "training advice on an inference trace",
             );
+            // Transformer Engine is a training library: inference gets FP8
+            // from its serving engine or torchao.
+            need(
+                !fix.contains("Transformer Engine"),
+                "Transformer Engine advised for inference",
+            );
         }
         if pre_ampere {
             need(!fix.contains("bfloat16"), "BF16 advised before Ampere");
@@ -195,7 +201,7 @@ fn fix_evidence_violations(r: &Report) -> Vec<String> {
         if fix.contains("set_float32_matmul_precision") {
             need(tf32_arch, "TF32 advised where there is none");
         }
-        if fix.contains("Transformer Engine") {
+        if fix.contains("FP8") {
             need(fp8_arch, "FP8 advised where there is none");
         }
         if fix.contains("CUDA graphs") && !fix.contains("graphs are in use") {
@@ -222,6 +228,16 @@ fn every_fix_comes_with_its_evidence_on_every_corpus_trace() {
         // Whatever the trace, the text stays within the width.
         for l in text::render(&r, None).lines() {
             assert!(l.chars().count() <= text::WIDTH, "{}: {l}", f.display());
+        }
+        // Without findings, Markdown says what the text says instead.
+        if r.findings.is_empty() {
+            let line = text::no_findings_line(&r).expect("a GPU trace");
+            let md = markdown::render(&r);
+            assert!(
+                md.contains(&line.replace('\n', " ")),
+                "{}: {line}\n{md}",
+                f.display()
+            );
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));

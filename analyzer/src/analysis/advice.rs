@@ -578,8 +578,35 @@ pub fn fp8_option(i: &Inputs, wall: Ns) -> Option<(f64, String, String)> {
              BF16 rate",
             arch.name()
         ),
-        f.fix,
+        fp8_inference_fix(i.job).unwrap_or(f.fix),
     ))
+}
+
+/// FP8 for inference the way its stack does it: Transformer Engine is for
+/// training, while serving engines quantize on load (vLLM and SGLang take
+/// `--quantization fp8`, TGI `--quantize fp8`, each also an FP8 checkpoint)
+/// and plain PyTorch has torchao's float8 inference configs.
+fn fp8_inference_fix(job: &JobContext) -> Option<String> {
+    if !job.inference() {
+        return None;
+    }
+    let validate = "validate accuracy against the BF16 model first";
+    Some(match job.serving_engine {
+        Some(engine) => {
+            let flag = if engine == "TGI" {
+                "--quantize"
+            } else {
+                "--quantization"
+            };
+            format!(
+                "optional: {engine}: serve in FP8 ({flag} fp8, or an FP8 checkpoint); {validate}"
+            )
+        }
+        None => format!(
+            "optional: FP8 linear layers with torchao: quantize_(model, \
+             Float8DynamicActivationFloat8WeightConfig()); {validate}"
+        ),
+    })
 }
 
 /// The comm finding's evidence and fix, from one rank (so the wait is an
@@ -595,4 +622,29 @@ pub fn comm_wait(wait: Ns) -> (String, String) {
          collectives with compute"
             .to_string(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fp8_for_inference_comes_from_its_serving_stack() {
+        let job = |mode, serving_engine| JobContext {
+            mode,
+            serving_engine,
+            ..Default::default()
+        };
+        assert_eq!(fp8_inference_fix(&job(Mode::Training, None)), None);
+        assert_eq!(fp8_inference_fix(&job(Mode::Unknown, Some("vLLM"))), None);
+        let vllm = fp8_inference_fix(&job(Mode::Inference, Some("vLLM"))).unwrap();
+        assert!(
+            vllm.contains("vLLM: serve in FP8 (--quantization fp8"),
+            "{vllm}"
+        );
+        let tgi = fp8_inference_fix(&job(Mode::Inference, Some("TGI"))).unwrap();
+        assert!(tgi.contains("(--quantize fp8"), "{tgi}");
+        let plain = fp8_inference_fix(&job(Mode::Inference, None)).unwrap();
+        assert!(plain.contains("torchao") && !plain.contains("Transformer Engine"));
+    }
 }

@@ -55,7 +55,9 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o);
     }
     if r.findings.is_empty() {
-        let _ = writeln!(o, "No stall worth fixing was found.");
+        if let Some(line) = super::text::no_findings_line(r) {
+            let _ = writeln!(o, "{}", line.replace('\n', " "));
+        }
     } else {
         let _ = writeln!(o, "| # | cause | share | saving | step after | fix |");
         let _ = writeln!(o, "|---:|---|---:|---:|---:|---|");

@@ -177,6 +177,25 @@ fn no_fix_line(d: &DeviceReport) -> String {
     }
 }
 
+/// What stands for the fixes when there are none: all start-up, too little
+/// after it, or the GPU's idle time with no fix that gains anything (broken
+/// in two lines for the text report; other formats join them). None for a
+/// host-only report.
+pub fn no_findings_line(r: &Report) -> Option<String> {
+    let s = r.startup.as_ref();
+    if s.is_some_and(|s| s.all) {
+        Some("No steady state: the trace is all start-up.".into())
+    } else if s.is_some_and(|s| s.short_rest) {
+        let [w0, w1] = r.window_ns;
+        Some(format!(
+            "No steady state to advise on: {} after start-up, and no steps.",
+            dur(w1 - w0)
+        ))
+    } else {
+        r.devices.first().map(no_fix_line)
+    }
+}
+
 /// A what-if as "step 87 ms -> 40 ms" (the window without steps), and its
 /// saving in percent of the window.
 fn before_after(r: &Report, step_after: i64, saving_ns: i64) -> (String, f64) {
@@ -393,17 +412,8 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
                 .collect();
             wrap(&mut o, "minor (under 0.5% each): ", &names.join(", "));
         }
-    } else if r.startup.as_ref().is_some_and(|s| s.all) {
-        let _ = writeln!(o, "\nNo steady state: the trace is all start-up.");
-    } else if r.startup.as_ref().is_some_and(|s| s.short_rest) {
-        let [w0, w1] = r.window_ns;
-        let _ = writeln!(
-            o,
-            "\nNo steady state to advise on: {} after start-up, and no steps.",
-            dur(w1 - w0)
-        );
-    } else if let Some(d) = r.devices.first() {
-        let _ = writeln!(o, "\n{}", no_fix_line(d));
+    } else if let Some(line) = no_findings_line(r) {
+        let _ = writeln!(o, "\n{line}");
     }
     for f in &r.options {
         let saving = 100.0 * f.est_saving_ns as f64 / r.wall_ns.max(1) as f64;

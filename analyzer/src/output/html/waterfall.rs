@@ -32,8 +32,12 @@ pub fn section(out: &mut String, p: &Part, rank: usize) {
     let r = p.report;
     let mean = r.steps.mean_ns;
     if r.findings.is_empty() {
-        out.push_str(
-            "<p class=\"empty\">No fix is worth half a percent of the step or more.</p>\n",
+        let line = crate::output::text::no_findings_line(r)
+            .unwrap_or_else(|| "No fix is worth half a percent of the step or more.".into());
+        let _ = writeln!(
+            out,
+            "<p class=\"empty\">{}</p>",
+            esc(&line.replace('\n', " "))
         );
     } else if mean > 0 {
         chart(out, p);

@@ -220,6 +220,18 @@ fn data_wait(worker: &dyn Fn(&mut Process, Ns, Ns)) -> Diagnosis {
     b.done().1
 }
 
+/// A sample of a runnable thread: its CPU time and run-queue delay so far.
+fn runnable(ts: Ns, cpu_ns: u64, run_delay_ns: u64) -> Sample {
+    Sample {
+        ts,
+        cpu_ns,
+        run_delay_ns,
+        majflt: 0,
+        minflt: 0,
+        state: b'R',
+    }
+}
+
 fn samples(p: &mut Process, a: Ns, b: Ns, cpu_share: f64, state: u8) {
     let t = &mut p.threads[0];
     let base = t.samples.last().map_or(0, |s| s.cpu_ns);
@@ -553,14 +565,7 @@ fn a_launch_call_that_waited_for_a_cpu_is_contention() {
         let s0 = i as Ns * (15 * MS + 10 * US);
         for (ts, d) in [(s0, 0), (s0 + 5 * MS, 4_500_000)] {
             delay += d;
-            th.samples.push(Sample {
-                ts,
-                cpu_ns: 0,
-                run_delay_ns: delay,
-                majflt: 0,
-                minflt: 0,
-                state: b'R',
-            });
+            th.samples.push(runnable(ts, 0, delay));
         }
     }
     let (_, d) = b.done();
@@ -590,14 +595,11 @@ fn dispatch_that_waits_for_a_cpu_is_advised_as_the_what_if_models_it() {
     // Samples every millisecond: 0.4 ms of CPU and 0.6 ms in the run queue.
     let th = &mut b.tl.processes[0].threads[0];
     for k in 0..=t / MS + 1 {
-        th.samples.push(Sample {
-            ts: k * MS,
-            cpu_ns: (k * 400 * US) as u64,
-            run_delay_ns: (k * 600 * US) as u64,
-            majflt: 0,
-            minflt: 0,
-            state: b'R',
-        });
+        th.samples.push(runnable(
+            k * MS,
+            (k * 400 * US) as u64,
+            (k * 600 * US) as u64,
+        ));
     }
     let (_, d) = b.done();
     assert_eq!(top(&d), "cpu/contention", "{:#?}", d.findings);
@@ -653,21 +655,13 @@ fn dispatch_preempted_between_launches_is_not_host_work() {
     }
     let th = &mut b.tl.processes[0].threads[0];
     let mut delay = 0;
-    let sample = |ts: Ns, delay: u64| Sample {
-        ts,
-        cpu_ns: 0,
-        run_delay_ns: delay,
-        majflt: 0,
-        minflt: 0,
-        state: b'R',
-    };
-    th.samples.push(sample(0, 0));
+    th.samples.push(runnable(0, 0, 0));
     for p in preempted {
-        th.samples.push(sample(p - MS, delay));
+        th.samples.push(runnable(p - MS, 0, delay));
         delay += 4 * MS as u64;
-        th.samples.push(sample(p + 5 * MS, delay));
+        th.samples.push(runnable(p + 5 * MS, 0, delay));
     }
-    th.samples.push(sample(t + MS, delay));
+    th.samples.push(runnable(t + MS, 0, delay));
     let (_, d) = b.done();
     assert!(
         d.findings.iter().all(|f| f.sub_cause != "host-work"),

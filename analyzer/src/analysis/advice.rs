@@ -281,10 +281,10 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                 "contention" => (
                     format!("{who} was runnable but waiting for a CPU (run-queue delay)"),
                     if job.graphs() {
-                        "keep runnable threads under the cores: lower num_workers or OMP_NUM_THREADS, or \
-                         give the job more cores; graphs are in use already: look for the Python work \
-                         between graph launches"
-                            .to_string()
+                        format!(
+                            "keep runnable threads under the cores: lower num_workers or \
+                             OMP_NUM_THREADS, or give the job more cores; {GRAPHS_IN_USE}"
+                        )
                     } else {
                         "less dispatch to wait for a CPU: CUDA graphs or torch.compile(mode=\"reduce-overhead\"); \
                          and keep runnable threads under the cores: lower num_workers or OMP_NUM_THREADS, \
@@ -397,9 +397,13 @@ fn host_work_fix(job: &JobContext) -> String {
 }
 
 /// The fix for host CPU time between launches, for this kind of job.
+/// Dispatch advice to a job that launches graphs already.
+const GRAPHS_IN_USE: &str =
+    "graphs are in use already: look for the Python work between graph launches";
+
 fn cpu_fix(job: &JobContext) -> String {
     let graphs = if job.graphs() {
-        "graphs are in use already: look for the Python work between graph launches"
+        GRAPHS_IN_USE
     } else {
         "cut launch overhead with CUDA graphs or torch.compile(mode=\"reduce-overhead\")"
     };

@@ -51,7 +51,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     };
     // The correlation index and the steps, next to the lookups that need
     // neither.
-    let ((corr, startup, mut steps), (lookups, job)) = rayon::join(
+    let ((corr, mut startup, mut steps), (lookups, job)) = rayon::join(
         || {
             // Start-up's passes over the spans and ops need no index.
             let (corr, scan) =
@@ -65,12 +65,8 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         || rayon::join(|| context::Lookups::build(tl), || job::detect(tl)),
     );
     let window = analysis_window(tl, &steps, startup.as_ref());
-    let mut startup = startup;
     if let Some(s) = startup.as_mut() {
-        s.short_rest = !s.all
-            && s.mostly()
-            && steps.steps.is_empty()
-            && window.1 - window.0 < types::MIN_STEADY_NS;
+        s.judge_rest(!steps.steps.is_empty(), window);
     }
     let mut cx = context::Context::from_parts(tl, window, corr, lookups);
     lap("cx");

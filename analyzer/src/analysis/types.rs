@@ -219,6 +219,11 @@ impl Startup {
         self.all || self.short_rest
     }
 
+    /// Sets `short_rest`, once the steps and the analysis window are known.
+    pub fn judge_rest(&mut self, has_steps: bool, (w0, w1): (Ns, Ns)) {
+        self.short_rest = !self.all && self.mostly() && !has_steps && w1 - w0 < MIN_STEADY_NS;
+    }
+
     pub fn contains(&self, t: Ns) -> bool {
         self.start <= t && t < self.until
     }

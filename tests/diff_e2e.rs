@@ -301,7 +301,21 @@ fn diff_of_a_data_bound_run_and_its_fix_checks_the_prediction() {
 #[test]
 fn diff_of_a_loop_without_workers_and_with_four_checks_the_prediction() {
     let p = prediction_holds("main_loader", "data", "cpu");
-    assert_eq!(p.d["prediction"]["basis"], "finding", "{}", p.line);
+    // One fix, judged by its own estimate; beside other load a CPU-contention
+    // finding may also come and go, and then the prediction is the combined one.
+    let pred = &p.d["prediction"];
+    let fixes = pred["fixes"].as_array().unwrap();
+    let want = if fixes.len() == 1 {
+        "finding"
+    } else {
+        assert!(
+            fixes[1..].iter().all(|f| f == "cpu/contention"),
+            "{}",
+            p.line
+        );
+        "combined"
+    };
+    assert_eq!(pred["basis"], want, "{}", p.line);
 }
 
 /// HolisticTraceAnalysis's trace-diff pair (the same model, 6 and 5

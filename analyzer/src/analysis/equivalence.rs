@@ -63,14 +63,25 @@ fn op(
 
 fn timeline(seed: u64) -> Timeline {
     let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let mut tl = Timeline::new(Source::Native, "random");
+    // Some are profiler traces, whose DataLoader ranges hold what taking a
+    // ready batch costs (`whatif::batch_waited`).
+    let source = if seed % 4 == 1 {
+        Source::Kineto
+    } else {
+        Source::Native
+    };
+    let mut tl = Timeline::new(source, "random");
     let s = &mut tl.strings;
     let launch = s.intern("cudaLaunchKernel");
     let memcpy = s.intern("cudaMemcpyAsync");
     let sync = s.intern("cudaStreamSynchronize");
     let malloc = s.intern("cudaMalloc");
     let free = s.intern("cudaFree");
-    let loader = s.intern("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+    let loader = s.intern(if seed % 2 == 1 {
+        "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+    } else {
+        "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+    });
     let step = s.intern("ProfilerStep#1");
     let other = s.intern("aten::mm");
     let kernels = [

@@ -13,7 +13,8 @@ use super::attribution::{held_after, launch_call_cause};
 use super::context::{Context, ThreadRef, clip, clip_one};
 use super::types::{Cause, IdleGap};
 use super::whatif::{
-    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, Change, FREE_LATENCY_NS, in_burst, is_host_work,
+    BATCH_RUN_GAP_NS, BATCH_WAITED_NS, Change, FREE_LATENCY_NS, READY_COST_MAX_NS, in_burst,
+    is_host_work,
 };
 use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, Process, Thread};
 
@@ -721,6 +722,15 @@ impl Replay {
         let mut drain = false;
         let mut ready = Ns::MIN / 4;
         let mut last_data_end = Ns::MIN / 4;
+        let ranges = (cx.tl.source == crate::model::Source::Kineto).then(|| {
+            let mut lens: Vec<Ns> = (self.segs.iter())
+                .filter(|s| s.act == Act::Data && s.sub == Sub::DATALOADER)
+                .map(|s| s.end - s.start)
+                .collect();
+            lens.sort_unstable();
+            lens.get(lens.len() / 2)
+                .map_or(0, |&m| m.min(READY_COST_MAX_NS))
+        });
         let comm = comm_transfer(cx, &self.ops);
         let mut schedule = |i: usize, at: Ns, done: &mut Ns| {
             let op = &self.ops[i];
@@ -752,11 +762,16 @@ impl Replay {
         for s in &self.segs {
             let len = (s.end - s.start).max(1) as f64;
             let new_batch = s.act == Act::Data && s.start > last_data_end + BATCH_RUN_GAP_NS;
-            let ranges_wait = cx.tl.source == crate::model::Source::Kineto;
+            // A profiler's DataLoader range holds what a ready batch costs
+            // (the median range, capped): waiting is what is past that.
+            let floor = match ranges {
+                None if s.sub == Sub::DATALOADER => Ns::MAX / 2,
+                Some(ready) if s.sub == Sub::DATALOADER => ready,
+                _ => 0,
+            };
             let anchored = s.act == Act::Data
                 && s.sub != Sub::MAIN_PROCESS
-                && s.end - s.start > BATCH_WAITED_NS
-                && (ranges_wait || s.sub != Sub::DATALOADER);
+                && s.end - s.start > BATCH_WAITED_NS + floor;
             let waited = (s.act == Act::Data && s.sub == Sub::MAIN_PROCESS) || anchored;
             let batch_lane = waited && change.batches.is_some();
             let removed = change.remove.contains(&s.act)

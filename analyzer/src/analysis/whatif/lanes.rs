@@ -197,7 +197,7 @@ pub(super) struct Group {
     /// The (original) end of the last wait for a batch.
     last_data_end: Ns,
     /// See `super::batch_waited`.
-    pub(super) ranges_wait: bool,
+    pub(super) ranges: Option<Ns>,
     /// Every lane runs the current segment at its own speed (scale 1), so
     /// no time needs scaling: the common case, worth its own path.
     unit: bool,
@@ -250,7 +250,7 @@ impl Group {
             changes,
             seg: None,
             last_data_end: Ns::MIN / 4,
-            ranges_wait: false,
+            ranges: None,
             unit: true,
             state: vec![start; n],
             out: (0..n).map(|_| Vec::with_capacity(marks)).collect(),
@@ -342,7 +342,7 @@ impl Group {
         // what the batch clock replaces. A short wait found its batch ready
         // and keeps its own cost.
         let waited =
-            (s.act == Act::Data && s.sub == Sub::MAIN_PROCESS) || batch_waited(s, self.ranges_wait);
+            (s.act == Act::Data && s.sub == Sub::MAIN_PROCESS) || batch_waited(s, self.ranges);
         for (st, c) in self.state.iter_mut().zip(&self.changes) {
             let batch_lane = waited && c.batches.is_some();
             st.removed =
@@ -398,7 +398,7 @@ impl Group {
         if s.act == Act::Data {
             self.last_data_end = s.end;
         }
-        let anchored = batch_waited(s, self.ranges_wait);
+        let anchored = batch_waited(s, self.ranges);
         for st in &mut self.state {
             st.h = if let Some(per) = st.compress {
                 st.compressed(len, per, true)

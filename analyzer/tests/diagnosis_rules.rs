@@ -822,3 +822,76 @@ fn a_ready_batch_costs_its_range_and_a_late_one_sets_the_pace() {
         late.findings
     );
 }
+
+/// Eager attention on a busy GPU: each step launches QK^T (2 ms), a
+/// softmax (`softmax` long) and PV (2 ms) as separate kernels, then `other`
+/// (a fused attention kernel, a loss), and waits for them.
+fn attention_steps(softmax: &str, softmax_ns: Ns, other: Option<(&str, Ns)>) -> Diagnosis {
+    let mut b = B::new();
+    b.tl.source = Source::Kineto;
+    let mut t = 0;
+    for i in 0..6 {
+        let s0 = t;
+        let mut kernels = vec![
+            ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", 2 * MS),
+            (softmax, softmax_ns),
+            ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n", 2 * MS),
+        ];
+        kernels.extend(other);
+        let mut gpu = t + 20 * US;
+        for (k, dur) in kernels {
+            gpu = gpu.max(t + 20 * US);
+            b.launch(t, gpu, dur, k, 7);
+            gpu += dur;
+            t += 30 * US;
+        }
+        b.sync(t, gpu + 10 * US);
+        t = gpu + 10 * US;
+        b.step(i, s0, t);
+    }
+    b.done().1
+}
+
+const SOFTMAX: &str = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)";
+
+/// Softmax kernels that take a large share of a busy GPU are attention
+/// run unfused: fusing it (SDPA) removes them, and the finding says so
+/// with the kernel it saw. A log-softmax (the loss), fused attention
+/// doing most of the work, or a small softmax is no such finding.
+#[test]
+fn a_softmax_on_its_own_is_attention_run_unfused() {
+    let d = attention_steps(SOFTMAX, 3 * MS, None);
+    assert_eq!(top(&d), "attention/unfused", "{:#?}", d.findings);
+    let f = &d.findings[0];
+    // The 7 ms step less its 3 ms softmax.
+    let after = f.est_step_ns_after;
+    assert!(
+        (3_900_000..4_300_000).contains(&after),
+        "{} -> {after}",
+        d.steps.mean_ns
+    );
+    assert!(f.fix.contains("scaled_dot_product_attention"), "{}", f.fix);
+    assert!(
+        f.evidence.contains("at::native::cunn_SoftMaxForward<…>"),
+        "{}",
+        f.evidence
+    );
+    assert!(
+        f.assumption.contains("softmax kernels' time goes"),
+        "{}",
+        f.assumption
+    );
+    let combined = d.combined.as_ref().expect("combined");
+    assert!(combined.est_step_ns_after <= after);
+
+    let none = |d: &Diagnosis| d.findings.iter().all(|f| f.cause != "attention");
+    let log = SOFTMAX.replace("SoftMaxForwardEpilogue", "LogSoftMaxForwardEpilogue");
+    assert!(none(&attention_steps(&log, 3 * MS, None)));
+    let flash = "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, false, false, false, false, true, true, false, false>(Flash_fwd_params)";
+    assert!(none(&attention_steps(
+        SOFTMAX,
+        3 * MS,
+        Some((flash, 4 * MS))
+    )));
+    assert!(none(&attention_steps(SOFTMAX, 150 * US, None)));
+}

@@ -561,6 +561,35 @@ pub fn precision(i: &Inputs, fp32: Ns, tf32: Ns, kernels: Ns) -> (String, String
     (evidence, fix, top)
 }
 
+/// The unfused-attention finding's evidence, fix and the softmax kernels
+/// it cites (whole names).
+pub fn attention(i: &Inputs) -> (String, String, Vec<String>) {
+    let a = i.attention;
+    let kernels: Ns = i.busy_by_precision.iter().map(|x| x.1).sum::<Ns>().max(1);
+    let top: Vec<String> = (a.softmax_by_name.iter().take(2))
+        .map(|(id, _)| i.cx.tl.strings.get(*id).to_string())
+        .collect();
+    let names: Vec<String> = top.iter().map(|n| short_name(n, 60)).collect();
+    let evidence = format!(
+        "{:.0}% of kernel time in softmax kernels ({}) and {:.0}% in fused attention: attention \
+         runs as separate kernels, its score matrix written to memory and read back",
+        100.0 * a.softmax_ns as f64 / kernels as f64,
+        names.join(", "),
+        100.0 * a.fused_ns as f64 / kernels as f64,
+    );
+    let fix = if i.job.serving_engine.is_some() {
+        "a fused attention backend in the serving engine (FlashAttention, FlashInfer; on ROCm, \
+         its CK or Triton attention) in place of the unfused fallback"
+            .to_string()
+    } else {
+        "torch.nn.functional.scaled_dot_product_attention in place of softmax(q @ k^T) @ v (it \
+         picks FlashAttention or memory-efficient kernels); Hugging Face models: \
+         from_pretrained(..., attn_implementation=\"sdpa\")"
+            .to_string()
+    };
+    (evidence, fix, top)
+}
+
 /// The FP8 option where GEMMs already run in BF16/FP16 on a GPU with FP8
 /// (Hopper, Blackwell, MI300): its share of the window, evidence and fix
 /// (the saving comes from the FP8 replay lane).

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use rayon::prelude::*;
 
-use super::kernels;
+use super::kernels::{self, AttnPart};
 use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, StrId, Strings};
 
 /// Precision class per interned name, worked out on first use: only
@@ -17,8 +17,9 @@ use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, StrId, Strings};
 /// serial phase.
 pub struct PrecisionMap<'s> {
     strings: &'s Strings,
-    /// `Precision as u8` per name, or [`UNSEEN`]. Two threads asking at
-    /// once both classify and store the same code.
+    /// `Precision as u8` per name, with its `kernels::AttnPart` in the high
+    /// nibble, or [`UNSEEN`]. Two threads asking at once both classify and
+    /// store the same code.
     codes: Vec<AtomicU8>,
 }
 
@@ -46,20 +47,33 @@ impl<'s> PrecisionMap<'s> {
 
     #[inline]
     pub fn by_name(&self, name: StrId) -> Precision {
+        Precision::from_code(self.code(name) & 0x0f)
+    }
+
+    /// What a kernel of this name is to attention.
+    #[inline]
+    pub fn attention_part(&self, name: StrId) -> AttnPart {
+        AttnPart::from_code(self.code(name) >> 4)
+    }
+
+    #[inline]
+    fn code(&self, name: StrId) -> u8 {
         let Some(code) = self.codes.get(name as usize) else {
-            return Precision::NonGemm;
+            return Precision::NonGemm as u8;
         };
         match code.load(Ordering::Relaxed) {
             UNSEEN => self.classify(name, code),
-            c => Precision::from_code(c),
+            c => c,
         }
     }
 
     #[cold]
-    fn classify(&self, name: StrId, code: &AtomicU8) -> Precision {
-        let p = kernels::classify(self.strings.get(name)).bucket();
-        code.store(p as u8, Ordering::Relaxed);
-        p
+    fn classify(&self, name: StrId, code: &AtomicU8) -> u8 {
+        let n = self.strings.get(name);
+        let class = kernels::classify(n);
+        let c = class.bucket() as u8 | (kernels::attention_part(n, &class) as u8) << 4;
+        code.store(c, Ordering::Relaxed);
+        c
     }
 }
 
@@ -240,6 +254,18 @@ pub struct PrecisionBusy {
     total: [Ns; Precision::ALL.len() + 1],
     /// Indexed by name id.
     fp32_tf32_by_name: Vec<Ns>,
+    attention: AttentionBusy,
+}
+
+/// Attention's kernels in the window (their summed time, clipped to it):
+/// fused ones, and softmax kernels on their own, as attention leaves them
+/// when it runs unfused (`kernels::AttnPart`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AttentionBusy {
+    pub fused_ns: Ns,
+    pub softmax_ns: Ns,
+    /// Softmax time per kernel name id (all of it), for the evidence.
+    pub softmax_by_name: Vec<(StrId, Ns)>,
 }
 
 impl PrecisionBusy {
@@ -250,6 +276,7 @@ impl PrecisionBusy {
             cur: [None; Precision::ALL.len() + 1],
             total: [0; Precision::ALL.len() + 1],
             fp32_tf32_by_name: Vec::new(),
+            attention: AttentionBusy::default(),
         }
     }
 
@@ -267,9 +294,22 @@ impl PrecisionBusy {
             }
             self.fp32_tf32_by_name[n] += o.dur();
         }
+        let part = pm.attention_part(o.name);
+        if part == AttnPart::Softmax {
+            let by = &mut self.attention.softmax_by_name;
+            match by.iter_mut().find(|x| x.0 == o.name) {
+                Some(x) => x.1 += o.dur(),
+                None => by.push((o.name, o.dur())),
+            }
+        }
         let (a, b) = (o.start.max(self.lo), o.end.min(self.hi));
         if b <= a {
             return;
+        }
+        match part {
+            AttnPart::Fused => self.attention.fused_ns += b - a,
+            AttnPart::Softmax => self.attention.softmax_ns += b - a,
+            AttnPart::None => {}
         }
         let p = class as usize;
         match &mut self.cur[p] {
@@ -283,8 +323,9 @@ impl PrecisionBusy {
         }
     }
 
-    /// Busy time per class, and FP32 and TF32 GEMM time per name id.
-    pub fn finish(mut self) -> (Vec<(Precision, Ns)>, Vec<Ns>) {
+    /// Busy time per class, FP32 and TF32 GEMM time per name id, and
+    /// attention's kernels.
+    pub fn finish(mut self) -> (Vec<(Precision, Ns)>, Vec<Ns>, AttentionBusy) {
         for (p, c) in self.cur.iter().enumerate() {
             if let Some((x, y)) = c {
                 self.total[p] += y - x;
@@ -294,7 +335,8 @@ impl PrecisionBusy {
             .iter()
             .map(|&p| (p, self.total[p as usize]))
             .collect();
-        (by_class, self.fp32_tf32_by_name)
+        self.attention.softmax_by_name.sort_by_key(|x| Reverse(x.1));
+        (by_class, self.fp32_tf32_by_name, self.attention)
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::advice::{self, secs};
 use super::attribution::{Evidence, GpuAttribution};
+use super::busy::AttentionBusy;
 use super::context::Context;
 use super::job::JobContext;
 use super::memory::MemoryFacts;
@@ -29,6 +30,8 @@ pub struct Inputs<'a> {
     pub busy_by_precision: &'a [(Precision, Ns)],
     /// FP32 and TF32 GEMM time per kernel name id (`busy::PrecisionBusy`).
     pub gemm_by_name: &'a [Ns],
+    /// Attention's kernels (`busy::AttentionBusy`).
+    pub attention: &'a AttentionBusy,
     /// The replays of this GPU (None without a launching thread).
     pub replays: Option<&'a Replays>,
     pub job: &'a JobContext,
@@ -165,6 +168,9 @@ pub fn build(i: &Inputs) -> Built {
         out.push(f);
     }
     if let Some(f) = comm_finding(i, wall, mean_step) {
+        out.push(f);
+    }
+    if let Some(f) = attention_finding(i, wall, mean_step) {
         out.push(f);
     }
     out.sort_by(|a, b| {
@@ -330,7 +336,41 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
         Fix::Comm => "collectives take their transfer time only, estimated from the fastest \
                       instances of each (one rank: an estimate); the wait for peers removed"
             .to_string(),
+        Fix::Attention => {
+            "fused attention (SDPA, FlashAttention): the softmax kernels' time goes, \
+                           as the score matrix is never written out; the QK^T and PV GEMMs and \
+                           any scaling or masking kernels keep their time"
+                .to_string()
+        }
     }
+}
+
+/// Attention run unfused (`attention::unfused`): the softmax kernels'
+/// busy share, and what fusing saves by its replay (else their time).
+fn attention_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
+    let a = i.attention;
+    if !super::attention::unfused(a, i.busy_by_precision) {
+        return None;
+    }
+    let ratio = match i.replays {
+        Some(r) if i.att.launcher.is_some() => r.ratio(Fix::Attention),
+        _ => 1.0 - a.softmax_ns as f64 / wall.max(1) as f64,
+    };
+    let (saving, after) = estimate(ratio, wall, mean_step);
+    let share = 100.0 * a.softmax_ns as f64 / wall.max(1) as f64;
+    let (evidence, fix, kernels) = advice::attention(i);
+    Some(Finding {
+        cause: "attention".into(),
+        sub_cause: "unfused".into(),
+        share_pct: round2(share),
+        step_share_pct: round2(share),
+        est_saving_ns: saving,
+        est_step_ns_after: after,
+        assumption: assumption(i, Fix::Attention, ""),
+        evidence,
+        fix,
+        kernels,
+    })
 }
 
 /// The wait for peers inside communication kernels, estimated on this rank.

@@ -5,6 +5,7 @@
 pub mod activity;
 pub mod advice;
 pub mod arch;
+pub mod attention;
 pub mod attribution;
 pub mod busy;
 pub mod context;
@@ -102,8 +103,8 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
                             prec.add(o, &cx.precision);
                             launches.add(o);
                         });
-                        let (by_prec, gemm_by_name) = prec.finish();
-                        (launches.main(), by_prec, gemm_by_name, idle)
+                        let (by_prec, gemm_by_name, attention) = prec.finish();
+                        (launches.main(), by_prec, gemm_by_name, attention, idle)
                     })
                 })
                 .collect::<Vec<_>>()
@@ -114,7 +115,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     let mut devices = Vec::new();
     let mut primary = None;
     for (gi, g) in tl.gpus.iter().enumerate() {
-        let Some((launcher, by_prec, gemm_by_name, idle)) = per_gpu[gi].take() else {
+        let Some((launcher, by_prec, gemm_by_name, attention, idle)) = per_gpu[gi].take() else {
             continue;
         };
         // The launching thread's segments (attribution and replay read them)
@@ -141,7 +142,9 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             || match (scan, launcher) {
                 (Some(s), Some(l)) => {
                     let r = s.finish(&cx, l);
-                    let rs = whatif::replays::Replays::run(&cx, &r, l, &marks, g, &by_prec);
+                    let unfused = attention::unfused(&attention, &by_prec);
+                    let rs =
+                        whatif::replays::Replays::run(&cx, &r, l, &marks, g, &by_prec, unfused);
                     lap("replays");
                     Some(rs)
                 }
@@ -159,7 +162,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             busy_by_precision: by_prec.clone(),
         });
         if primary_gpu == Some(gi) {
-            primary = Some((gi, att, ev, by_prec, gemm_by_name, replays));
+            primary = Some((gi, att, ev, by_prec, gemm_by_name, attention, replays));
         }
     }
     if let Some(gi) = primary_gpu
@@ -176,18 +179,21 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             combined: None,
             options: Vec::new(),
         },
-        Some((gi, att, ev, by_prec, gemm_by_name, replays)) => findings::build(&findings::Inputs {
-            cx: &cx,
-            gpu: &tl.gpus[*gi],
-            att,
-            ev,
-            mem: &mem,
-            steps: &steps,
-            busy_by_precision: by_prec,
-            gemm_by_name,
-            replays: replays.as_ref(),
-            job: &job,
-        }),
+        Some((gi, att, ev, by_prec, gemm_by_name, attention, replays)) => {
+            findings::build(&findings::Inputs {
+                cx: &cx,
+                gpu: &tl.gpus[*gi],
+                att,
+                ev,
+                mem: &mem,
+                steps: &steps,
+                busy_by_precision: by_prec,
+                gemm_by_name,
+                attention,
+                replays: replays.as_ref(),
+                job: &job,
+            })
+        }
         None => findings::Built {
             findings: Vec::new(),
             minor: Vec::new(),

@@ -11,6 +11,7 @@ use super::activity::{Act, Classifier, MERGE_CAP_NS, Seg, Sub};
 use super::attribution::Evidence;
 use super::attribution::{held_after, launch_call_cause};
 use super::context::{Context, ThreadRef, clip, clip_one};
+use super::kernels::AttnPart;
 use super::types::{Cause, IdleGap};
 use super::whatif::{
     BATCH_RUN_GAP_NS, BATCH_WAITED_NS, Change, FREE_LATENCY_NS, READY_COST_MAX_NS, in_burst,
@@ -749,8 +750,11 @@ impl Replay {
             };
             let start = (at + latency).max(free).max(after_dep) + extra;
             let wait = comm.get(&op.name).map_or(0, |&t| (op.dur - t).max(0));
+            let softmax = cx.precision.attention_part(op.name) == AttnPart::Softmax;
             let dur = if change.drop_offload && cx.offload.contains(&op.corr) {
                 0
+            } else if change.drop_softmax && softmax {
+                if change.comm_wait { wait } else { 0 }
             } else {
                 ((op.dur - wait) as f64 / (change.speedup)(op.precision).max(1e-9)) as Ns
                     + if change.comm_wait { wait } else { 0 }

@@ -25,6 +25,7 @@ use self::lanes::{Group, OpFacts, Step, act_index};
 use super::activity::{Act, Seg, Sub};
 use super::busy::PrecisionMap;
 use super::context::{Context, ThreadRef, clip, clip_one};
+use super::kernels::AttnPart;
 use crate::model::{Gpu, GpuOp, GpuOpKind, HostSpan, Ns, Precision};
 
 /// A sync call costs at least this much even when nothing is left to wait for.
@@ -95,6 +96,9 @@ pub struct Change<'a> {
     pub drop_offload: bool,
     /// Kernel time divisor per precision class (1.0 = unchanged).
     pub speedup: &'a (dyn Fn(Precision) -> f64 + Sync),
+    /// Fused attention: the softmax kernels of unfused attention take no
+    /// time (`kernels::AttnPart::Softmax`).
+    pub drop_softmax: bool,
     /// CUDA graphs or torch.compile: Python dispatch in launch bursts (see
     /// `in_burst`) costs at most this much per launch.
     pub per_launch_ns: Option<Ns>,
@@ -116,6 +120,7 @@ impl Change<'_> {
             remove: &[],
             drop_offload: false,
             speedup: &|_| 1.0,
+            drop_softmax: false,
             per_launch_ns: None,
             drop_host_work: false,
             batches: None,
@@ -1131,6 +1136,7 @@ impl OpSource {
             } else {
                 0
             },
+            softmax: need_precision && r.precision.attention_part(o.name) == AttnPart::Softmax,
         }
     }
 }

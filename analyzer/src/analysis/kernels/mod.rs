@@ -113,6 +113,51 @@ fn matches(n: &str, pat: &str) -> bool {
     }
 }
 
+/// What a kernel is to attention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttnPart {
+    None = 0,
+    /// A fused attention kernel (FlashAttention, SDPA's memory-efficient
+    /// kernels, cuDNN or CK attention).
+    Fused = 1,
+    /// A softmax on its own: the middle of attention run as separate
+    /// kernels (QK^T, softmax, PV), whose score matrix goes through memory.
+    /// A log-softmax (the loss) is not one.
+    Softmax = 2,
+}
+
+impl AttnPart {
+    pub fn from_code(c: u8) -> AttnPart {
+        match c {
+            1 => AttnPart::Fused,
+            2 => AttnPart::Softmax,
+            _ => AttnPart::None,
+        }
+    }
+}
+
+/// What the kernel `name`, classified as `class`, is to attention.
+pub fn attention_part(name: &str, class: &KernelClass) -> AttnPart {
+    if class.op == OpClass::Attention {
+        return AttnPart::Fused;
+    }
+    let n = name.to_ascii_lowercase();
+    if !n.contains("softmax") || n.contains("logsoftmax") || n.contains("log_softmax") {
+        return AttnPart::None;
+    }
+    // PyTorch's warp softmax says log-softmax only by its fifth template
+    // argument: softmax_warp_forward<in, out, acc, log2_elements,
+    // is_log_softmax, is_masked> (aten/src/ATen/native/cuda/PersistentSoftmax.cuh).
+    if let Some(at) = n.find("softmax_warp_")
+        && let Some((_, args)) = n[at..].split_once('<')
+        && let Some((args, _)) = args.split_once('>')
+        && args.split(',').nth(4).is_some_and(|a| a.trim() == "true")
+    {
+        return AttnPart::None;
+    }
+    AttnPart::Softmax
+}
+
 /// Classifies one kernel name.
 pub fn classify(name: &str) -> KernelClass {
     let n = name.to_ascii_lowercase();
@@ -323,7 +368,9 @@ pub fn short_name(name: &str, max: usize) -> String {
 }
 
 /// `void a::b<...>(...)` -> `a::b<…>`; `std::enable_if<...>::type a::f<...>(...)` -> `a::f<…>`.
+/// An anonymous namespace is dropped: its `(` is not the parameter list.
 fn elide(name: &str) -> String {
+    let name = name.replace("(anonymous namespace)::", "");
     let mut out = String::new();
     let mut depth = 0usize;
     let mut arg = String::new();

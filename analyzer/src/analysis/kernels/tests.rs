@@ -483,7 +483,44 @@ fn short_names() {
         ),
         "ck::tensor_operation::device::(anonymous namespace)::kernel_grouped_conv_fwd_xdl_cshuffle_v3<…>"
     );
+    assert_eq!(
+        short_name(
+            "void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)",
+            100
+        ),
+        "at::native::cunn_SoftMaxForward<…>"
+    );
     let long = short_name(&format!("Cijk_Ailk_Bljk_BBS_BH_{}", "X".repeat(300)), 60);
     assert_eq!(long.chars().count(), 60);
     assert!(long.ends_with('…'));
+}
+
+/// Softmax kernels from the corpus and the public traces: attention's
+/// softmax, unless it is a log-softmax (the loss); fused attention kernels.
+#[test]
+fn softmax_on_its_own_is_unfused_attention_and_log_softmax_is_not() {
+    let part = |n: &str| attention_part(n, &classify(n));
+    for n in [
+        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)",
+        "void at::native::(anonymous namespace)::cunn_SoftMaxForwardReg<c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue, long, 6>(c10::BFloat16*, c10::BFloat16 const*, long)",
+        "void (anonymous namespace)::softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, 3, false, false>(c10::BFloat16*, c10::BFloat16 const*, int, int, int, bool const*, int, bool)",
+        "void (anonymous namespace)::softmax_warp_backward<float, float, float, 10, false, false>(float*, float const*, float const*, int, int, int, bool const*)",
+    ] {
+        assert_eq!(part(n), AttnPart::Softmax, "{n}");
+    }
+    for n in [
+        "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, true>(float*, float const*, int, int, int)",
+        "void (anonymous namespace)::softmax_warp_backward<float, float, float, 10, true, false>(float*, float const*, float const*, int, int, int, bool const*)",
+        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)",
+        "ampere_sgemm_128x64_nn",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
+    ] {
+        assert_eq!(part(n), AttnPart::None, "{n}");
+    }
+    for n in [
+        "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, false, false, false, false, true, true, false, false>(Flash_fwd_params)",
+        "fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t, cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)",
+    ] {
+        assert_eq!(part(n), AttnPart::Fused, "{n}");
+    }
 }

@@ -26,6 +26,8 @@ pub(super) struct OpFacts {
     /// Index in the stream's specials (`StreamOps::special`), or `NONE`.
     pub special: u32,
     pub precision: u8,
+    /// A softmax kernel of unfused attention (`kernels::AttnPart`).
+    pub softmax: bool,
 }
 
 /// One step of the replay's walk, the same for every lane.
@@ -67,6 +69,7 @@ struct LaneChange {
     /// Kernel time divisor per precision (index `Precision as usize`).
     speed: [f64; 9],
     speed_identity: bool,
+    drop_softmax: bool,
     per_launch: Option<Ns>,
     drop_host_work: bool,
     batches: Option<BatchClock>,
@@ -90,6 +93,7 @@ impl LaneChange {
             drop_offload: c.drop_offload,
             speed_identity: speed.iter().all(|&x| x == 1.0),
             speed,
+            drop_softmax: c.drop_softmax,
             per_launch: c.per_launch_ns,
             drop_host_work: c.drop_host_work,
             batches: c.batches,
@@ -100,13 +104,16 @@ impl LaneChange {
 
     /// Whether op durations or latencies differ from the walk's.
     fn changes_ops(&self) -> bool {
-        !self.speed_identity || self.drop_deps || self.comm_wait
+        !self.speed_identity || self.drop_softmax || self.drop_deps || self.comm_wait
     }
 
     /// An op's duration under this change.
     #[inline(always)]
     fn dur(&self, op: &OpFacts) -> Ns {
         let wait = if self.comm_wait { op.wait } else { 0 };
+        if self.drop_softmax && op.softmax {
+            return wait;
+        }
         if self.speed_identity {
             return op.dur + wait;
         }
@@ -243,7 +250,7 @@ impl Group {
             ready: Ns::MIN / 4,
         };
         Group {
-            any_speed: changes.iter().any(|c| !c.speed_identity),
+            any_speed: changes.iter().any(|c| !c.speed_identity || c.drop_softmax),
             general: changes.iter().any(|c| c.changes_ops()),
             plain,
             given,

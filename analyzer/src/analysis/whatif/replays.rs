@@ -57,10 +57,12 @@ pub enum Fix {
     Fp8,
     /// Collectives without the wait for peers.
     Comm,
+    /// Fused attention: the softmax kernels of unfused attention gone.
+    Attention,
 }
 
 impl Fix {
-    pub const ALL: [Fix; 12] = [
+    pub const ALL: [Fix; 13] = [
         Fix::Data,
         Fix::Io,
         Fix::CpuPython,
@@ -73,6 +75,7 @@ impl Fix {
         Fix::Precision,
         Fix::Fp8,
         Fix::Comm,
+        Fix::Attention,
     ];
 
     pub fn index(self) -> usize {
@@ -163,7 +166,7 @@ pub struct Replays {
     pub full: Option<Lane>,
     /// Indexed by `Fix::index()`; None where nothing of that fix is on the
     /// critical host timeline (the replay would equal `base`).
-    pub by_fix: [Option<Lane>; 12],
+    pub by_fix: [Option<Lane>; Fix::ALL.len()],
     /// Every fix at once.
     pub combined: Lane,
     pub data: Option<DataModel>,
@@ -210,6 +213,7 @@ impl Replays {
         marks: &[Ns],
         gpu: &Gpu,
         busy_by_precision: &[(Precision, Ns)],
+        unfused_attention: bool,
     ) -> Replays {
         let present = r.present();
         let data = DataModel::measure(cx, r, launcher);
@@ -281,6 +285,10 @@ impl Replays {
                     comm_wait: true,
                     ..none
                 },
+                Fix::Attention => Change {
+                    drop_softmax: true,
+                    ..none
+                },
             };
             let on = match f {
                 Fix::Data => present(&[Act::Data], false),
@@ -295,6 +303,7 @@ impl Replays {
                 Fix::Precision => prec.is_some(),
                 Fix::Fp8 => fp8.is_some(),
                 Fix::Comm => r.comm_waits(),
+                Fix::Attention => unfused_attention,
             };
             on.then_some(c)
         };
@@ -325,6 +334,7 @@ impl Replays {
             },
             drop_offload: true,
             speedup: &speedup,
+            drop_softmax: unfused_attention,
             per_launch_ns: Some(GRAPH_LAUNCH_NS),
             drop_host_work: true,
             batches: data.map(|d| d.clock),
@@ -337,7 +347,7 @@ impl Replays {
         let mut out = r.run_all(&refs, marks).into_iter();
         let base = out.next().expect("the base lane");
         let combined = out.next().expect("the combined lane");
-        let mut by_fix: [Option<Lane>; 12] = Default::default();
+        let mut by_fix: [Option<Lane>; Fix::ALL.len()] = Default::default();
         for (f, _) in &fixes {
             by_fix[f.index()] = out.next();
         }

@@ -3,8 +3,8 @@
 
 use stallscope_analyzer::analysis::{Cause, Diagnosis, diagnose};
 use stallscope_analyzer::model::{
-    Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, Ns, Process, Sample, Source, SpanKind, Stream,
-    Thread, Timeline,
+    Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, Ns, Precision, Process, Sample, Source, SpanKind,
+    Stream, Thread, Timeline,
 };
 use stallscope_format::{FdClass, HostOp};
 
@@ -894,4 +894,44 @@ fn a_softmax_on_its_own_is_attention_run_unfused() {
         Some((flash, 4 * MS))
     )));
     assert!(none(&attention_steps(SOFTMAX, 150 * US, None)));
+}
+
+/// BF16 GEMMs on a Hopper GPU get the FP8 option; GEMMs whose weights are
+/// MXFP4 already (triton_kernels' MoE GEMMs, gpt-oss in vLLM) do not: the
+/// model is quantized past FP8.
+#[test]
+fn fp8_is_no_option_for_weights_in_4_bits() {
+    let run = |gemm: &str| {
+        let mut b = B::new();
+        b.tl.source = Source::Kineto;
+        let mut t = 0;
+        for i in 0..6 {
+            let s0 = t;
+            let gpu = t + 20 * US;
+            b.launch(t, gpu, 3 * MS, gemm, 7);
+            b.sync(t + 30 * US, gpu + 3 * MS + 10 * US);
+            t = gpu + 3 * MS + 10 * US;
+            b.step(i, s0, t);
+        }
+        b.done().1
+    };
+    let bf16 = run("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64");
+    assert_eq!(
+        bf16.options
+            .iter()
+            .map(|f| f.sub_cause.as_str())
+            .collect::<Vec<_>>(),
+        ["fp8"],
+        "{:#?}",
+        bf16.options
+    );
+    let mxfp4 = run("_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu");
+    assert!(mxfp4.options.is_empty(), "{:#?}", mxfp4.options);
+    // Their time is BF16 GEMM time all the same.
+    let busy = &mxfp4.devices[0].busy_by_precision;
+    let bf16_ns = busy
+        .iter()
+        .find(|x| x.0 == Precision::Bf16)
+        .map_or(0, |x| x.1);
+    assert_eq!(bf16_ns, 18 * MS);
 }

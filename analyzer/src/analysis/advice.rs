@@ -564,7 +564,7 @@ pub fn precision(i: &Inputs, fp32: Ns, tf32: Ns, kernels: Ns) -> (String, String
 /// The unfused-attention finding's evidence, fix and the softmax kernels
 /// it cites (whole names).
 pub fn attention(i: &Inputs) -> (String, String, Vec<String>) {
-    let a = i.attention;
+    let a = i.mix;
     let kernels: Ns = i.busy_by_precision.iter().map(|x| x.1).sum::<Ns>().max(1);
     let top: Vec<String> = (a.softmax_by_name.iter().take(2))
         .map(|(id, _)| i.cx.tl.strings.get(*id).to_string())

@@ -4,7 +4,7 @@
 //! attention (FlashAttention, SDPA's kernels) never writes it out, so the
 //! softmax kernels are what fusing removes.
 
-use super::busy::AttentionBusy;
+use super::busy::KernelMix;
 use crate::model::{Ns, Precision};
 
 /// Softmax kernels this big a share of kernel time are attention's: a
@@ -16,7 +16,7 @@ pub const MIN_SOFTMAX_PCT: f64 = 5.0;
 /// `MIN_SOFTMAX_PCT` of the kernel time, and longer than any fused
 /// attention kernels (a model that fuses most of its attention has little
 /// left to gain).
-pub fn unfused(a: &AttentionBusy, busy_by_precision: &[(Precision, Ns)]) -> bool {
+pub fn unfused(a: &KernelMix, busy_by_precision: &[(Precision, Ns)]) -> bool {
     let kernels: Ns = busy_by_precision.iter().map(|x| x.1).sum();
     kernels > 0
         && 100.0 * a.softmax_ns as f64 >= MIN_SOFTMAX_PCT * kernels as f64

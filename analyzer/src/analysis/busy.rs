@@ -17,14 +17,16 @@ use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, StrId, Strings};
 /// serial phase.
 pub struct PrecisionMap<'s> {
     strings: &'s Strings,
-    /// `Precision as u8` per name, with its `kernels::AttnPart` in the high
-    /// nibble, or [`UNSEEN`]. Two threads asking at once both classify and
-    /// store the same code.
+    /// `Precision as u8` per name, its `kernels::AttnPart` in bits 4-5 and
+    /// [`LOW_BIT`], or [`UNSEEN`]. Two threads asking at once both classify
+    /// and store the same code.
     codes: Vec<AtomicU8>,
 }
 
 /// No name's class yet.
 const UNSEEN: u8 = u8::MAX;
+/// A GEMM with 4-bit weights.
+const LOW_BIT: u8 = 1 << 6;
 
 impl<'s> PrecisionMap<'s> {
     pub fn new(strings: &'s Strings) -> PrecisionMap<'s> {
@@ -53,7 +55,13 @@ impl<'s> PrecisionMap<'s> {
     /// What a kernel of this name is to attention.
     #[inline]
     pub fn attention_part(&self, name: StrId) -> AttnPart {
-        AttnPart::from_code(self.code(name) >> 4)
+        AttnPart::from_code((self.code(name) >> 4) & 3)
+    }
+
+    /// Whether a kernel of this name is a GEMM with 4-bit weights.
+    #[inline]
+    pub fn low_bit_weights(&self, name: StrId) -> bool {
+        self.code(name) & LOW_BIT != 0
     }
 
     #[inline]
@@ -71,7 +79,12 @@ impl<'s> PrecisionMap<'s> {
     fn classify(&self, name: StrId, code: &AtomicU8) -> u8 {
         let n = self.strings.get(name);
         let class = kernels::classify(n);
-        let c = class.bucket() as u8 | (kernels::attention_part(n, &class) as u8) << 4;
+        let low_bit = if kernels::low_bit_weights(n, &class) {
+            LOW_BIT
+        } else {
+            0
+        };
+        let c = class.bucket() as u8 | (kernels::attention_part(n, &class) as u8) << 4 | low_bit;
         code.store(c, Ordering::Relaxed);
         c
     }
@@ -254,18 +267,21 @@ pub struct PrecisionBusy {
     total: [Ns; Precision::ALL.len() + 1],
     /// Indexed by name id.
     fp32_tf32_by_name: Vec<Ns>,
-    attention: AttentionBusy,
+    mix: KernelMix,
 }
 
-/// Attention's kernels in the window (their summed time, clipped to it):
-/// fused ones, and softmax kernels on their own, as attention leaves them
-/// when it runs unfused (`kernels::AttnPart`).
+/// What some kernels are beyond their precision, as time in the window
+/// (summed, clipped to it): attention's kernels, fused ones and softmax
+/// kernels on their own, as attention leaves them when it runs unfused
+/// (`kernels::AttnPart`); and GEMMs whose weights are 4-bit
+/// (`kernels::low_bit_weights`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct AttentionBusy {
+pub struct KernelMix {
     pub fused_ns: Ns,
     pub softmax_ns: Ns,
     /// Softmax time per kernel name id (all of it), for the evidence.
     pub softmax_by_name: Vec<(StrId, Ns)>,
+    pub low_bit_gemm_ns: Ns,
 }
 
 impl PrecisionBusy {
@@ -276,7 +292,7 @@ impl PrecisionBusy {
             cur: [None; Precision::ALL.len() + 1],
             total: [0; Precision::ALL.len() + 1],
             fp32_tf32_by_name: Vec::new(),
-            attention: AttentionBusy::default(),
+            mix: KernelMix::default(),
         }
     }
 
@@ -296,7 +312,7 @@ impl PrecisionBusy {
         }
         let part = pm.attention_part(o.name);
         if part == AttnPart::Softmax {
-            let by = &mut self.attention.softmax_by_name;
+            let by = &mut self.mix.softmax_by_name;
             match by.iter_mut().find(|x| x.0 == o.name) {
                 Some(x) => x.1 += o.dur(),
                 None => by.push((o.name, o.dur())),
@@ -307,9 +323,12 @@ impl PrecisionBusy {
             return;
         }
         match part {
-            AttnPart::Fused => self.attention.fused_ns += b - a,
-            AttnPart::Softmax => self.attention.softmax_ns += b - a,
+            AttnPart::Fused => self.mix.fused_ns += b - a,
+            AttnPart::Softmax => self.mix.softmax_ns += b - a,
             AttnPart::None => {}
+        }
+        if pm.low_bit_weights(o.name) {
+            self.mix.low_bit_gemm_ns += b - a;
         }
         let p = class as usize;
         match &mut self.cur[p] {
@@ -325,7 +344,7 @@ impl PrecisionBusy {
 
     /// Busy time per class, FP32 and TF32 GEMM time per name id, and
     /// attention's kernels.
-    pub fn finish(mut self) -> (Vec<(Precision, Ns)>, Vec<Ns>, AttentionBusy) {
+    pub fn finish(mut self) -> (Vec<(Precision, Ns)>, Vec<Ns>, KernelMix) {
         for (p, c) in self.cur.iter().enumerate() {
             if let Some((x, y)) = c {
                 self.total[p] += y - x;
@@ -335,8 +354,8 @@ impl PrecisionBusy {
             .iter()
             .map(|&p| (p, self.total[p as usize]))
             .collect();
-        self.attention.softmax_by_name.sort_by_key(|x| Reverse(x.1));
-        (by_class, self.fp32_tf32_by_name, self.attention)
+        self.mix.softmax_by_name.sort_by_key(|x| Reverse(x.1));
+        (by_class, self.fp32_tf32_by_name, self.mix)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::advice::{self, secs};
 use super::attribution::{Evidence, GpuAttribution};
-use super::busy::AttentionBusy;
+use super::busy::KernelMix;
 use super::context::Context;
 use super::job::JobContext;
 use super::memory::MemoryFacts;
@@ -30,8 +30,8 @@ pub struct Inputs<'a> {
     pub busy_by_precision: &'a [(Precision, Ns)],
     /// FP32 and TF32 GEMM time per kernel name id (`busy::PrecisionBusy`).
     pub gemm_by_name: &'a [Ns],
-    /// Attention's kernels (`busy::AttentionBusy`).
-    pub attention: &'a AttentionBusy,
+    /// What some kernels are beyond their precision (`busy::KernelMix`).
+    pub mix: &'a KernelMix,
     /// The replays of this GPU (None without a launching thread).
     pub replays: Option<&'a Replays>,
     pub job: &'a JobContext,
@@ -348,7 +348,7 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
 /// Attention run unfused (`attention::unfused`): the softmax kernels'
 /// busy share, and what fusing saves by its replay (else their time).
 fn attention_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
-    let a = i.attention;
+    let a = i.mix;
     if !super::attention::unfused(a, i.busy_by_precision) {
         return None;
     }

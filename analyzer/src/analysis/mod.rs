@@ -103,8 +103,8 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
                             prec.add(o, &cx.precision);
                             launches.add(o);
                         });
-                        let (by_prec, gemm_by_name, attention) = prec.finish();
-                        (launches.main(), by_prec, gemm_by_name, attention, idle)
+                        let (by_prec, gemm_by_name, mix) = prec.finish();
+                        (launches.main(), by_prec, gemm_by_name, mix, idle)
                     })
                 })
                 .collect::<Vec<_>>()
@@ -115,7 +115,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     let mut devices = Vec::new();
     let mut primary = None;
     for (gi, g) in tl.gpus.iter().enumerate() {
-        let Some((launcher, by_prec, gemm_by_name, attention, idle)) = per_gpu[gi].take() else {
+        let Some((launcher, by_prec, gemm_by_name, mix, idle)) = per_gpu[gi].take() else {
             continue;
         };
         // The launching thread's segments (attribution and replay read them)
@@ -142,9 +142,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             || match (scan, launcher) {
                 (Some(s), Some(l)) => {
                     let r = s.finish(&cx, l);
-                    let unfused = attention::unfused(&attention, &by_prec);
-                    let rs =
-                        whatif::replays::Replays::run(&cx, &r, l, &marks, g, &by_prec, unfused);
+                    let rs = whatif::replays::Replays::run(&cx, &r, l, &marks, g, &by_prec, &mix);
                     lap("replays");
                     Some(rs)
                 }
@@ -162,7 +160,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             busy_by_precision: by_prec.clone(),
         });
         if primary_gpu == Some(gi) {
-            primary = Some((gi, att, ev, by_prec, gemm_by_name, attention, replays));
+            primary = Some((gi, att, ev, by_prec, gemm_by_name, mix, replays));
         }
     }
     if let Some(gi) = primary_gpu
@@ -179,7 +177,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             combined: None,
             options: Vec::new(),
         },
-        Some((gi, att, ev, by_prec, gemm_by_name, attention, replays)) => {
+        Some((gi, att, ev, by_prec, gemm_by_name, mix, replays)) => {
             findings::build(&findings::Inputs {
                 cx: &cx,
                 gpu: &tl.gpus[*gi],
@@ -189,7 +187,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
                 steps: &steps,
                 busy_by_precision: by_prec,
                 gemm_by_name,
-                attention,
+                mix,
                 replays: replays.as_ref(),
                 job: &job,
             })

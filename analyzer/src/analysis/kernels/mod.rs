@@ -136,6 +136,20 @@ impl AttnPart {
     }
 }
 
+/// Whether a GEMM's weights are stored in 4 bits (MXFP4/NVFP4, INT4 with
+/// AWQ, GPTQ or Marlin): a model quantized past FP8 already, whatever type
+/// its activations and math use. (`int4` is no tag: CUDA's 16-byte vector
+/// type, in many kernels' parameters.)
+pub fn low_bit_weights(name: &str, class: &KernelClass) -> bool {
+    const TAGS: [&str; 9] = [
+        "mxfp4", "nvfp4", "fp4", "e2m1", "w4a16", "w4a8", "marlin", "gptq", "awq",
+    ];
+    class.op == OpClass::Gemm && {
+        let n = name.to_ascii_lowercase();
+        TAGS.iter().any(|t| n.contains(t))
+    }
+}
+
 /// What the kernel `name`, classified as `class`, is to attention.
 pub fn attention_part(name: &str, class: &KernelClass) -> AttnPart {
     if class.op == OpClass::Attention {

@@ -315,6 +315,9 @@ pub const RULES: &[Rule] = &[
         D::None,
         No,
     ),
+    // Marlin: FP16/BF16 activations times 4-bit weights (vLLM's GPTQ/AWQ
+    // path), `marlin::Marlin<...>`.
+    r(&["marlin::"], Nvidia, "Marlin", F(O::Gemm), D::Tags, ByType),
     r(
         &[
             "gemv", "gemmsn", "gemmk1", "magma_", "sgemm", "hgemm", "gemm",
@@ -349,6 +352,9 @@ pub const RULES: &[Rule] = &[
             "^triton_bmm",
             "_mm_kernel",
             "matmul_kernel",
+            // triton_kernels' MoE GEMMs (gpt-oss in vLLM):
+            // `_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu`.
+            "matmul_ogs",
         ],
         Any,
         "Triton",

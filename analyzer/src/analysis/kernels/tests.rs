@@ -524,3 +524,28 @@ fn softmax_on_its_own_is_unfused_attention_and_log_softmax_is_not() {
         assert_eq!(part(n), AttnPart::Fused, "{n}");
     }
 }
+
+/// triton_kernels' MoE GEMMs (vLLM serving gpt-oss on MI300X, TraceLens's
+/// public traces) are BF16 GEMMs with MXFP4 weights; Marlin's are INT4
+/// weights. Plain BF16 GEMMs have full-width weights.
+#[test]
+fn gemms_with_4_bit_weights() {
+    let ogs = "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu";
+    let c = classify(ogs);
+    assert_eq!((c.op, c.precision), (OpClass::Gemm, Precision::Bf16));
+    assert!(low_bit_weights(ogs, &c));
+    let marlin = "void marlin::Marlin<256, 1, 8, 8, 4, 8>(int4 const*, int4 const*, int4*, int4 const*, int, int, int, int*)";
+    assert!(
+        low_bit_weights(marlin, &classify(marlin)),
+        "{:?}",
+        classify(marlin)
+    );
+    for n in [
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+        "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256_MI16x16x1_SN_LDSB1",
+        // Not a GEMM, whatever its name holds.
+        "_finalize_matmul_scatter_bf16",
+    ] {
+        assert!(!low_bit_weights(n, &classify(n)), "{n}");
+    }
+}

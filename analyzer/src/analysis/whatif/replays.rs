@@ -10,6 +10,7 @@
 
 use super::{BatchClock, Change, GRAPH_LAUNCH_NS, Replay, in_burst, is_host_work};
 use crate::analysis::activity::Act;
+use crate::analysis::busy::KernelMix;
 use crate::analysis::context::{Context, ThreadRef};
 use crate::analysis::precision::bf16_speedup;
 use crate::analysis::types::Steps;
@@ -213,8 +214,9 @@ impl Replays {
         marks: &[Ns],
         gpu: &Gpu,
         busy_by_precision: &[(Precision, Ns)],
-        unfused_attention: bool,
+        mix: &KernelMix,
     ) -> Replays {
+        let unfused_attention = crate::analysis::attention::unfused(mix, busy_by_precision);
         let present = r.present();
         let data = DataModel::measure(cx, r, launcher);
         let prec = precision_speedups(gpu, busy_by_precision);
@@ -223,7 +225,7 @@ impl Replays {
             (Some(x), Precision::Tf32) => x.1,
             _ => 1.0,
         };
-        let fp8 = fp8_speedup(gpu, busy_by_precision);
+        let fp8 = fp8_speedup(gpu, busy_by_precision, mix.low_bit_gemm_ns);
         let fp8_speed = |p: Precision| match (fp8, p) {
             (Some(x), Precision::Bf16 | Precision::Fp16) => x,
             _ => 1.0,
@@ -362,10 +364,15 @@ impl Replays {
 }
 
 /// The assumed speed-up of BF16/FP16 GEMM time moved to FP8, where that is
-/// the next step: nothing left in FP32/TF32 and FP8 not in use yet, on an
-/// architecture that runs FP8 faster, with at least a tenth of the kernel
-/// time in BF16/FP16 GEMMs.
-pub fn fp8_speedup(gpu: &Gpu, busy_by_precision: &[(Precision, Ns)]) -> Option<f64> {
+/// the next step: nothing left in FP32/TF32, FP8 not in use yet and no
+/// tenth of those GEMMs with 4-bit weights already (`low_bit_ns`: a model
+/// quantized past FP8), on an architecture that runs FP8 faster, with at
+/// least a tenth of the kernel time in BF16/FP16 GEMMs.
+pub fn fp8_speedup(
+    gpu: &Gpu,
+    busy_by_precision: &[(Precision, Ns)],
+    low_bit_ns: Ns,
+) -> Option<f64> {
     let get = |p: Precision| {
         busy_by_precision
             .iter()
@@ -378,6 +385,7 @@ pub fn fp8_speedup(gpu: &Gpu, busy_by_precision: &[(Precision, Ns)]) -> Option<f
         || get(Precision::Fp8) > 0
         || kernels == 0
         || half * 10 < kernels
+        || low_bit_ns * 10 >= half
     {
         return None;
     }

@@ -122,7 +122,7 @@ pub enum AttnPart {
     Fused = 1,
     /// A softmax on its own: the middle of attention run as separate
     /// kernels (QK^T, softmax, PV), whose score matrix goes through memory.
-    /// A log-softmax (the loss) is not one.
+    /// A log-softmax (the loss) or a router's gating softmax is not one.
     Softmax = 2,
 }
 
@@ -156,7 +156,12 @@ pub fn attention_part(name: &str, class: &KernelClass) -> AttnPart {
         return AttnPart::Fused;
     }
     let n = name.to_ascii_lowercase();
-    if !n.contains("softmax") || n.contains("logsoftmax") || n.contains("log_softmax") {
+    // Nor is a MoE router's top-k gating softmax (vLLM's topkGatingSoftmax).
+    if !n.contains("softmax")
+        || ["logsoftmax", "log_softmax", "topk", "gating"]
+            .iter()
+            .any(|k| n.contains(k))
+    {
         return AttnPart::None;
     }
     // PyTorch's warp softmax says log-softmax only by its fifth template

@@ -512,6 +512,7 @@ fn softmax_on_its_own_is_unfused_attention_and_log_softmax_is_not() {
         "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, true>(float*, float const*, int, int, int)",
         "void (anonymous namespace)::softmax_warp_backward<float, float, float, 10, true, false>(float*, float const*, float const*, int, int, int, bool const*)",
         "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)",
+        "void vllm::moe::topkGatingSoftmax<4, 128, 4, 16, int>(float const*, bool const*, float*, int, int*, int*, int, int, int)",
         "ampere_sgemm_128x64_nn",
         "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
     ] {

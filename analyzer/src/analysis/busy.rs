@@ -17,14 +17,18 @@ use crate::model::{Gpu, GpuOp, GpuOpKind, Ns, Precision, StrId, Strings};
 /// serial phase.
 pub struct PrecisionMap<'s> {
     strings: &'s Strings,
-    /// `Precision as u8` per name, its `kernels::AttnPart` in bits 4-5 and
-    /// [`LOW_BIT`], or [`UNSEEN`]. Two threads asking at once both classify
+    /// `Precision as u8` per name ([`PRECISION`]), its `kernels::AttnPart`
+    /// ([`ATTN_SHIFT`]) and [`LOW_BIT`]; or [`UNSEEN`]. Two threads asking at once both classify
     /// and store the same code.
     codes: Vec<AtomicU8>,
 }
 
 /// No name's class yet.
 const UNSEEN: u8 = u8::MAX;
+/// The precision's bits of a code.
+const PRECISION: u8 = 0x0f;
+/// Where the `AttnPart` sits in a code (two bits).
+const ATTN_SHIFT: u8 = 4;
 /// A GEMM with 4-bit weights.
 const LOW_BIT: u8 = 1 << 6;
 
@@ -49,13 +53,13 @@ impl<'s> PrecisionMap<'s> {
 
     #[inline]
     pub fn by_name(&self, name: StrId) -> Precision {
-        Precision::from_code(self.code(name) & 0x0f)
+        Precision::from_code(self.code(name) & PRECISION)
     }
 
     /// What a kernel of this name is to attention.
     #[inline]
     pub fn attention_part(&self, name: StrId) -> AttnPart {
-        AttnPart::from_code((self.code(name) >> 4) & 3)
+        AttnPart::from_code((self.code(name) >> ATTN_SHIFT) & 3)
     }
 
     /// Whether a kernel of this name is a GEMM with 4-bit weights.
@@ -84,7 +88,8 @@ impl<'s> PrecisionMap<'s> {
         } else {
             0
         };
-        let c = class.bucket() as u8 | (kernels::attention_part(n, &class) as u8) << 4 | low_bit;
+        let attn = (kernels::attention_part(n, &class) as u8) << ATTN_SHIFT;
+        let c = class.bucket() as u8 | attn | low_bit;
         code.store(c, Ordering::Relaxed);
         c
     }

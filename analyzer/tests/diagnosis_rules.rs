@@ -232,6 +232,20 @@ fn runnable(ts: Ns, cpu_ns: u64, run_delay_ns: u64) -> Sample {
     }
 }
 
+/// Samples of the trainer thread (up to `end`) that say it waited 4 ms
+/// for a CPU at each of `at`.
+fn waited_4_ms_at(b: &mut B, at: &[Ns], end: Ns) {
+    let th = &mut b.tl.processes[0].threads[0];
+    let mut delay = 0;
+    th.samples.push(runnable(0, 0, 0));
+    for &p in at {
+        th.samples.push(runnable(p - MS, 0, delay));
+        delay += 4 * MS as u64;
+        th.samples.push(runnable(p + 5 * MS, 0, delay));
+    }
+    th.samples.push(runnable(end + MS, 0, delay));
+}
+
 fn samples(p: &mut Process, a: Ns, b: Ns, cpu_share: f64, state: u8) {
     let t = &mut p.threads[0];
     let base = t.samples.last().map_or(0, |s| s.cpu_ns);
@@ -653,15 +667,7 @@ fn dispatch_preempted_between_launches_is_not_host_work() {
         }
         b.step(i, s0, t);
     }
-    let th = &mut b.tl.processes[0].threads[0];
-    let mut delay = 0;
-    th.samples.push(runnable(0, 0, 0));
-    for p in preempted {
-        th.samples.push(runnable(p - MS, 0, delay));
-        delay += 4 * MS as u64;
-        th.samples.push(runnable(p + 5 * MS, 0, delay));
-    }
-    th.samples.push(runnable(t + MS, 0, delay));
+    waited_4_ms_at(&mut b, &preempted, t);
     let (_, d) = b.done();
     assert!(
         d.findings.iter().all(|f| f.sub_cause != "host-work"),
@@ -739,15 +745,7 @@ fn launch_call_preempted_is_dispatch_that_waited_for_a_cpu() {
         }
         b.step(i, s0, t);
     }
-    let th = &mut b.tl.processes[0].threads[0];
-    let mut delay = 0;
-    th.samples.push(runnable(0, 0, 0));
-    for p in preempted {
-        th.samples.push(runnable(p - MS, 0, delay));
-        delay += 4 * MS as u64;
-        th.samples.push(runnable(p + 5 * MS, 0, delay));
-    }
-    th.samples.push(runnable(t + MS, 0, delay));
+    waited_4_ms_at(&mut b, &preempted, t);
     let (_, d) = b.done();
     let f = d
         .findings

@@ -395,6 +395,18 @@ fn run(c: &Case, mode: Mode, root: &Path) -> Run {
             .env("STALLSCOPE_MIN_SPAN_US", "0")
             .envs(c.env.iter().copied());
     }
+    // Each job starts as one from a terminal would: a test binary started
+    // with `&` by a non-interactive shell inherits SIGINT and SIGQUIT
+    // ignored, and Python then installs no handler, so no mode could be
+    // interrupted.
+    // SAFETY: between fork and exec only async-signal-safe calls are made.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     cmd.current_dir(&cwd)
         .env("HOSTILE_BIN", bin_dir())
         .process_group(0)

@@ -23,6 +23,15 @@ pub struct PrecisionMap<'s> {
     codes: Vec<AtomicU8>,
 }
 
+/// What `PrecisionMap::facts` says of an op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpClassFacts {
+    pub precision: Precision,
+    pub attention: AttnPart,
+    /// A GEMM with 4-bit weights (`kernels::low_bit_weights`).
+    pub low_bit: bool,
+}
+
 /// No name's class yet.
 const UNSEEN: u8 = u8::MAX;
 /// The precision's bits of a code.
@@ -42,12 +51,34 @@ impl<'s> PrecisionMap<'s> {
 
     /// The class of an op: its own if a reader set one, else by name (kernels).
     pub fn of(&self, op: &GpuOp) -> Precision {
-        if op.precision() != Precision::Unknown {
-            return op.precision();
+        self.facts(op).precision
+    }
+
+    /// `of`, with what the op's kernel is to attention and whether its
+    /// weights are 4-bit, from one lookup (per op, on the busy pass and in
+    /// the replay's walk).
+    #[inline]
+    pub fn facts(&self, op: &GpuOp) -> OpClassFacts {
+        if op.kind() != GpuOpKind::Kernel {
+            let own = op.precision();
+            return OpClassFacts {
+                precision: if own == Precision::Unknown {
+                    Precision::NonGemm
+                } else {
+                    own
+                },
+                attention: AttnPart::None,
+                low_bit: false,
+            };
         }
-        match op.kind() {
-            GpuOpKind::Kernel => self.by_name(op.name),
-            _ => Precision::NonGemm,
+        let c = self.code(op.name);
+        OpClassFacts {
+            precision: match op.precision() {
+                Precision::Unknown => Precision::from_code(c & PRECISION),
+                own => own,
+            },
+            attention: AttnPart::from_code((c >> ATTN_SHIFT) & 3),
+            low_bit: c & LOW_BIT != 0,
         }
     }
 
@@ -60,12 +91,6 @@ impl<'s> PrecisionMap<'s> {
     #[inline]
     pub fn attention_part(&self, name: StrId) -> AttnPart {
         AttnPart::from_code((self.code(name) >> ATTN_SHIFT) & 3)
-    }
-
-    /// Whether a kernel of this name is a GEMM with 4-bit weights.
-    #[inline]
-    pub fn low_bit_weights(&self, name: StrId) -> bool {
-        self.code(name) & LOW_BIT != 0
     }
 
     #[inline]
@@ -307,7 +332,8 @@ impl PrecisionBusy {
         if o.kind() != GpuOpKind::Kernel {
             return;
         }
-        let class = pm.of(o);
+        let facts = pm.facts(o);
+        let class = facts.precision;
         if matches!(class, Precision::Fp32 | Precision::Tf32) {
             let n = o.name as usize;
             if self.fp32_tf32_by_name.len() <= n {
@@ -315,8 +341,7 @@ impl PrecisionBusy {
             }
             self.fp32_tf32_by_name[n] += o.dur();
         }
-        let part = pm.attention_part(o.name);
-        if part == AttnPart::Softmax {
+        if facts.attention == AttnPart::Softmax {
             let by = &mut self.mix.softmax_by_name;
             match by.iter_mut().find(|x| x.0 == o.name) {
                 Some(x) => x.1 += o.dur(),
@@ -327,12 +352,12 @@ impl PrecisionBusy {
         if b <= a {
             return;
         }
-        match part {
+        match facts.attention {
             AttnPart::Fused => self.mix.fused_ns += b - a,
             AttnPart::Softmax => self.mix.softmax_ns += b - a,
             AttnPart::None => {}
         }
-        if pm.low_bit_weights(o.name) {
+        if facts.low_bit {
             self.mix.low_bit_gemm_ns += b - a;
         }
         let p = class as usize;

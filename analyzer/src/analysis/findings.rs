@@ -336,12 +336,10 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
         Fix::Comm => "collectives take their transfer time only, estimated from the fastest \
                       instances of each (one rank: an estimate); the wait for peers removed"
             .to_string(),
-        Fix::Attention => {
-            "fused attention (SDPA, FlashAttention): the softmax kernels' time goes, \
-                           as the score matrix is never written out; the QK^T and PV GEMMs and \
-                           any scaling or masking kernels keep their time"
-                .to_string()
-        }
+        Fix::Attention => "fused attention (SDPA, FlashAttention): the softmax kernels' time \
+                           goes, as the score matrix is never written out; the QK^T and PV GEMMs \
+                           and any scaling or masking kernels keep their time"
+            .to_string(),
     }
 }
 

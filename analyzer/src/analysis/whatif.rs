@@ -1125,18 +1125,20 @@ impl OpSource {
         } else {
             comm_wait(&r.comm, o)
         };
+        let (precision, softmax) = if need_precision {
+            let f = r.precision.facts(o);
+            (f.precision as u8, f.attention == AttnPart::Softmax)
+        } else {
+            (0, false)
+        };
         OpFacts {
             dur: o.dur() - wait,
             wait,
             latency: v.latency as u32,
             stream: si as u32,
             special: special.map_or(NONE, |k| k as u32),
-            precision: if need_precision {
-                r.precision.of(o) as u8
-            } else {
-                0
-            },
-            softmax: need_precision && r.precision.attention_part(o.name) == AttnPart::Softmax,
+            precision,
+            softmax,
         }
     }
 }

@@ -933,3 +933,74 @@ fn fp8_is_no_option_for_weights_in_4_bits() {
         .map_or(0, |x| x.1);
     assert_eq!(bf16_ns, 18 * MS);
 }
+
+/// A trace that starts mid-job: a tiny kernel, then the host sets up an
+/// event wait on stream 7 and launches, and the kernel starts `held` later on
+/// an idle GPU; 20 back-to-back kernels follow. `first` is the length of the
+/// first kernel, `blocking` makes the held op's call a copy that lasts until
+/// it starts, `steps` marks two steps.
+fn joined_mid_job(first: Ns, held: Ns, blocking: bool, steps: bool) -> (Timeline, Diagnosis) {
+    let mut b = B::new();
+    b.launch(0, 10 * US, first, "elementwise_kernel_with_index", 7);
+    let wait = b.name("hipStreamWaitEvent");
+    b.span(0, SpanKind::CudaRuntime, 20 * US, 10 * US, wait, 999);
+    let t0 = 40 * US + held;
+    b.launch(40 * US, t0, 2 * MS, "resolve_future_token_ids", 7);
+    if blocking {
+        // A copy (a slow kernel launch would be start-up: module loading).
+        let copy = b.name("hipMemcpyWithStream");
+        let call = b.tl.processes[0].threads[0].spans.last_mut().unwrap();
+        (call.id, call.dur) = (copy, held);
+        let op = b.tl.gpus[0].stream_mut(7).ops.last_mut().unwrap();
+        *op = GpuOp::new(GpuOpKind::Memcpy, op.start, op.end, op.corr, op.name);
+    }
+    for i in 1..20 {
+        b.launch(
+            50 * US + i * 10 * US,
+            t0 + i * 2 * MS,
+            2 * MS,
+            "Cijk_BBS_gemm",
+            7,
+        );
+    }
+    if steps {
+        b.step(0, 0, t0 + 20 * MS);
+        b.step(1, t0 + 20 * MS, t0 + 40 * MS);
+    }
+    b.done()
+}
+
+#[test]
+fn an_op_held_at_the_start_waits_for_work_launched_before_the_trace() {
+    let (tl, d) = joined_mid_job(4 * US, 400 * MS, false, false);
+    let t0 = 40 * US + 400 * MS;
+    assert_eq!(d.window.0, t0, "{:?}", d.lead_in);
+    assert_eq!(d.lead_in.len(), 1);
+    assert!(d.lead_in[0].event_wait);
+    assert_eq!(d.lead_in[0].held_ns, 400 * MS - 5 * US);
+    assert_eq!(idle(&d, Cause::Other), 0);
+    let r = stallscope_analyzer::output::report::Report::build(&tl, &d);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("left out the first 400 ms")
+                && n.contains("launched before the trace began")),
+        "{:?}",
+        r.notes
+    );
+
+    // Each condition on its own keeps the stretch in the window, as a
+    // dependency: a launch call that blocked until its op started, recorded
+    // work before the gap (a step's worth, not a warm-up kernel), and steps.
+    for (first, blocking, steps) in [
+        (4 * US, true, false),
+        (20 * MS, false, false),
+        (4 * US, false, true),
+    ] {
+        let (_, d) = joined_mid_job(first, 400 * MS, blocking, steps);
+        assert!(d.lead_in.is_empty(), "{first} {blocking} {steps}");
+        assert!(d.window.0 < 100 * US, "{first} {blocking} {steps}");
+        let idle = d.devices[0].idle_ns;
+        assert!(idle > 370 * MS, "{first} {blocking} {steps}: {idle}");
+    }
+}

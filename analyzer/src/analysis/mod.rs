@@ -17,6 +17,7 @@ pub mod hta;
 pub mod intervals;
 pub mod job;
 pub mod kernels;
+pub mod lead_in;
 pub mod memory;
 pub mod precision;
 pub mod ranks;
@@ -65,7 +66,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         },
         || rayon::join(|| context::Lookups::build(tl), || job::detect(tl)),
     );
-    let window = analysis_window(tl, &steps, startup.as_ref());
+    let (window, lead_in) = analysis_window(tl, &steps, startup.as_ref(), &corr);
     if let Some(s) = startup.as_mut() {
         s.judge_rest(!steps.steps.is_empty(), window);
     }
@@ -204,6 +205,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         window,
         steps,
         startup,
+        lead_in,
         devices,
         findings: built.findings,
         minor: built.minor,
@@ -215,19 +217,37 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
 }
 
 /// Steps when there are any, else the span of GPU activity after start-up
-/// (all of it when there is nothing after), else everything.
-fn analysis_window(tl: &Timeline, steps: &Steps, startup: Option<&Startup>) -> (Ns, Ns) {
+/// (all of it when there is nothing after) and after the lead-in of every
+/// active GPU (see [`lead_in`]), else everything.
+fn analysis_window(
+    tl: &Timeline,
+    steps: &Steps,
+    startup: Option<&Startup>,
+    corr: &crate::model::CorrIndex,
+) -> ((Ns, Ns), Vec<lead_in::LeadIn>) {
     if let (Some(a), Some(b)) = (steps.steps.first(), steps.steps.last()) {
-        return (a.start, b.end);
+        return ((a.start, b.end), Vec::new());
     }
     let gpu = tl
         .gpus
         .iter()
         .filter_map(busy::active_window)
         .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
-    match (gpu, startup) {
+    let w = match (gpu, startup) {
         (Some((a, b)), Some(s)) if s.until > a && s.until < b && !s.all => (s.until, b),
         (Some(w), _) => w,
-        (None, _) => tl.extent().unwrap_or((0, 0)),
+        (None, _) => return (tl.extent().unwrap_or((0, 0)), Vec::new()),
+    };
+    // Every GPU with work in the window must have one: the window starts
+    // when the first recorded work does.
+    let leads: Option<Vec<_>> = tl
+        .gpus
+        .iter()
+        .filter(|g| busy::active_window(g).is_some_and(|(_, end)| end > w.0))
+        .map(|g| lead_in::find(tl, corr, g, w.0))
+        .collect();
+    match leads.and_then(|l| Some((l.iter().map(|l| l.end).min()?, l))) {
+        Some((start, l)) if start < w.1 => ((start, w.1), l),
+        _ => (w, Vec::new()),
     }
 }

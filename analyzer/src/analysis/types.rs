@@ -296,6 +296,8 @@ pub struct Diagnosis {
     /// Start-up cost, when the trace shows any; the window and the steps
     /// leave it out. Attribution may give idle time inside it to start-up.
     pub startup: Option<Startup>,
+    /// GPU work launched before the trace began, left out of the window.
+    pub lead_in: Vec<super::lead_in::LeadIn>,
     pub devices: Vec<DeviceDiagnosis>,
     /// Ranked by est_saving_ns, largest first; each saves at least
     /// `findings::MINOR_STEP_PCT` of the step.

@@ -487,6 +487,7 @@ impl Report {
                     NoteLevel::Info => n.text.clone(),
                 })
                 .chain(step_notes(&d.steps))
+                .chain(d.lead_in.iter().map(lead_in_note))
                 .chain(d.startup.as_ref().and_then(|s| {
                     if s.all {
                         Some(format!(
@@ -601,6 +602,25 @@ impl Report {
             .sum::<f64>()
             / self.devices.len() as f64
     }
+}
+
+/// Why the window starts after the lead-in (see `analysis::lead_in`).
+fn lead_in_note(l: &crate::analysis::lead_in::LeadIn) -> String {
+    let dur = super::text::dur;
+    format!(
+        "left out the first {} of GPU {}'s window: stream {}'s next op started {} after its \
+         launch returned, on a GPU otherwise idle{}: work launched before the trace began, \
+         which the trace does not show, most likely kept the GPU busy",
+        dur(l.ns()),
+        l.gpu,
+        l.stream,
+        dur(l.held_ns),
+        if l.event_wait {
+            ", waiting for an event"
+        } else {
+            ""
+        }
+    )
 }
 
 /// Notes on the step markers that gave no step.

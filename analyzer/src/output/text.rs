@@ -81,8 +81,13 @@ pub fn terminal_safe(r: &Report) -> Report {
 /// Writes `text` indented under a finding, wrapped at [`WIDTH`] columns;
 /// words longer than a line are split.
 fn wrap(o: &mut String, tag: &str, text: &str) {
-    let indent = 4 + tag.chars().count();
-    let mut line = format!("    {tag}");
+    wrap_at(o, 4, tag, text);
+}
+
+/// `wrap` with `margin` columns before the tag.
+fn wrap_at(o: &mut String, margin: usize, tag: &str, text: &str) {
+    let indent = margin + tag.chars().count();
+    let mut line = format!("{}{tag}", " ".repeat(margin));
     let mut fresh = true;
     for word in text.split_whitespace() {
         let mut word: Vec<char> = word.chars().collect();
@@ -214,7 +219,7 @@ fn before_after(r: &Report, step_after: i64, saving_ns: i64) -> (String, f64) {
 /// Notes about the steps and start-up, shown under the header (and only
 /// there), since they qualify every figure below them.
 fn shown_under_header(n: &str) -> bool {
-    n.contains("cut off") || n.contains("mostly start-up")
+    n.contains("cut off") || n.contains("mostly start-up") || n.contains("before the trace began")
 }
 
 pub fn render(r: &Report, perfetto: Option<&str>) -> String {
@@ -319,7 +324,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         let _ = writeln!(o, "{}", cut(&line, 100));
     }
     for n in r.notes.iter().filter(|n| shown_under_header(n)) {
-        let _ = writeln!(o, "note: {}", cut(n, 94));
+        wrap_at(&mut o, 0, "note: ", n);
     }
     if let Some(p) = r.periodic_text(dur) {
         let _ = writeln!(o, "slow steps: {}", cut(&p, 88));

@@ -979,6 +979,10 @@ fn an_op_held_at_the_start_waits_for_work_launched_before_the_trace() {
     assert!(d.lead_in[0].event_wait);
     assert_eq!(d.lead_in[0].held_ns, 400 * MS - 5 * US);
     assert_eq!(idle(&d, Cause::Other), 0);
+    // The GPU is busy from the window's start: no what-if saves anything,
+    // so the replay of the ops launched before the window is not late.
+    let saved = d.combined.as_ref().map_or(0, |c| c.est_saving_ns);
+    assert!(saved < 100 * US, "{:?}", d.combined);
     let r = stallscope_analyzer::output::report::Report::build(&tl, &d);
     assert!(
         r.notes
@@ -1003,4 +1007,52 @@ fn an_op_held_at_the_start_waits_for_work_launched_before_the_trace() {
         let idle = d.devices[0].idle_ns;
         assert!(idle > 370 * MS, "{first} {blocking} {steps}: {idle}");
     }
+}
+
+/// Five steps of 10 ms, each a 1.5 ms launch call by `api` of two kernels of
+/// `kernel` each, the first starting 200 µs into the call.
+fn slow_launch_each_step(api: &str, kernel: Ns) -> Diagnosis {
+    let mut b = B::new();
+    let call = b.name(api);
+    for i in 0..5 {
+        let t = i * 10 * MS;
+        b.step(i as usize, t, t + 10 * MS);
+        let corr = b.corr;
+        b.corr += 1;
+        b.span(0, SpanKind::CudaRuntime, t, 1_500 * US, call, corr as u64);
+        for (k, name) in ["gemm_graph_node", "norm_graph_node"].iter().enumerate() {
+            let name = b.name(name);
+            let start = t + 200 * US + k as Ns * kernel;
+            b.tl.gpus[0].stream_mut(7).ops.push(GpuOp::new(
+                GpuOpKind::Kernel,
+                start,
+                start + kernel,
+                corr,
+                name,
+            ));
+        }
+    }
+    b.done().1
+}
+
+#[test]
+fn a_graph_launch_slow_on_every_replay_is_not_start_up() {
+    let graph = slow_launch_each_step("hipGraphLaunch", 4 * MS);
+    assert!(graph.startup.is_none(), "{:?}", graph.startup);
+    assert_eq!(graph.steps.steps.len(), 5);
+    // The same first launch by a kernel launch call is lazy module loading.
+    let kernel = slow_launch_each_step("cudaLaunchKernel", 4 * MS);
+    let s = kernel.startup.as_ref().expect("start-up");
+    assert!(s.items.iter().any(|i| i.kind == "module-load"), "{s:?}");
+}
+
+/// A graph's kernels start while its launch call runs: replayed from the
+/// call's end, each step would run 1.3 ms late, and every what-if would
+/// save that on top of the idle time.
+#[test]
+fn ops_that_start_during_their_slow_launch_call_replay_from_its_start() {
+    let d = slow_launch_each_step("cudaGraphLaunch", 4_900 * US);
+    let idle = d.devices[0].idle_ns;
+    let saved = d.combined.as_ref().map_or(0, |c| c.est_saving_ns);
+    assert!(saved <= idle, "idle {idle}, {:?}", d.combined);
 }

@@ -54,7 +54,7 @@ pub fn find(tl: &Timeline, corr: &CorrIndex, g: &Gpu, from: Ns) -> Option<LeadIn
     let launch = corr.get(op.corr)?;
     let thread = &tl.processes[launch.process as usize].threads[launch.thread as usize];
     let call = thread.spans.get(launch.span as usize)?;
-    let held_ns = op.start.checked_sub(call.end())?;
+    let held_ns = op.start - call.end();
     if held_ns < HELD_NS {
         return None;
     }

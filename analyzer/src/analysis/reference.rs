@@ -673,8 +673,8 @@ impl Replay {
                 }
                 let (anchor, latency) = match cx.launch_of(o) {
                     Some((_, span)) => {
-                        let ts = super::whatif::launch_time(span);
-                        let ready = ts.max(prev_end);
+                        let ts = super::whatif::launch_time(span, o.start);
+                        let ready = ts.max(prev_end).max(w0);
                         (ts, (o.start - ready).clamp(0, MAX_LATENCY_NS))
                     }
                     None => (o.start, 0),

@@ -894,12 +894,14 @@ fn a_softmax_on_its_own_is_attention_run_unfused() {
     assert!(none(&attention_steps(SOFTMAX, 150 * US, None)));
 }
 
-/// BF16 GEMMs on a Hopper GPU get the FP8 option; GEMMs whose weights are
-/// MXFP4 already (triton_kernels' MoE GEMMs, gpt-oss in vLLM) do not: the
+/// BF16 GEMMs on a Hopper GPU get the FP8 option, when the GPU sets the
+/// pace; GEMMs whose weights are MXFP4 already (triton_kernels' MoE GEMMs, gpt-oss in vLLM) do not: the
 /// model is quantized past FP8.
 #[test]
 fn fp8_is_no_option_for_weights_in_4_bits() {
-    let run = |gemm: &str| {
+    // Each step waits for its GEMM, or, with `host` > 0, the host computes
+    // that long per step and never waits.
+    let run_with = |gemm: &str, host: Ns| {
         let mut b = B::new();
         b.tl.source = Source::Kineto;
         let mut t = 0;
@@ -907,13 +909,22 @@ fn fp8_is_no_option_for_weights_in_4_bits() {
             let s0 = t;
             let gpu = t + 20 * US;
             b.launch(t, gpu, 3 * MS, gemm, 7);
-            b.sync(t + 30 * US, gpu + 3 * MS + 10 * US);
-            t = gpu + 3 * MS + 10 * US;
+            if host == 0 {
+                b.sync(t + 30 * US, gpu + 3 * MS + 10 * US);
+                t = gpu + 3 * MS + 10 * US;
+            } else {
+                t += host;
+            }
             b.step(i, s0, t);
         }
         b.done().1
     };
-    let bf16 = run("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64");
+    let run = |gemm: &str| run_with(gemm, 0);
+    let hopper_gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+    // Where the host sets the pace, FP8 would save nothing: no option.
+    let host_bound = run_with(hopper_gemm, 30 * MS);
+    assert!(host_bound.options.is_empty(), "{:#?}", host_bound.options);
+    let bf16 = run(hopper_gemm);
     assert_eq!(
         bf16.options
             .iter()

@@ -63,12 +63,14 @@ pub fn find(tl: &Timeline, corr: &CorrIndex, g: &Gpu, from: Ns) -> Option<LeadIn
     let gpu_wait = stream_waits(g)
         .iter()
         .any(|&(t, s)| s == stream && t >= start && t <= call.ts);
-    let host_wait = thread.spans.iter().any(|s| {
-        matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver)
-            && s.ts >= start.saturating_sub(HELD_NS)
-            && s.ts <= call.ts
-            && tl.strings.get(s.id).contains("StreamWaitEvent")
-    });
+    let from = thread.spans.partition_point(|s| s.ts < start - HELD_NS);
+    let host_wait = thread.spans[from..]
+        .iter()
+        .take_while(|s| s.ts <= call.ts)
+        .any(|s| {
+            matches!(s.kind, SpanKind::CudaRuntime | SpanKind::CudaDriver)
+                && tl.strings.get(s.id).contains("StreamWaitEvent")
+        });
     Some(LeadIn {
         gpu: g.id,
         start,
@@ -106,7 +108,7 @@ fn first_gap(g: &Gpu, from: Ns) -> Option<(Ns, &GpuOp, u64)> {
             return quiet.then_some((start, op, g.streams[si].id));
         }
         // In start order, an op adds to the union only past the end so far.
-        busy += op.end.saturating_sub(op.start.max(end));
+        busy += (op.end - op.start.max(end)).max(0);
         span = Some((start, end.max(op.end)));
     }
     None

@@ -255,8 +255,37 @@ fn dlrm_ranks() {
             .iter()
             .all(|r| r.comm_kernels == 8 && r.comm_ns > 0)
     );
+    // Rank 1's ProfilerStep is the longest, but it is the rank whose
+    // collectives waited most (11 ms): the slowest is the one waited for.
     let slowest = cmp.slowest.as_ref().expect("a slowest rank");
-    assert_eq!((slowest.rank, slowest.by), (1, "step_median"));
+    assert_eq!((slowest.rank, slowest.by), (7, "collectives"));
+    assert_eq!(
+        cmp.ranks[1].step_median_ns,
+        cmp.ranks.iter().filter_map(|r| r.step_median_ns).max()
+    );
+    assert!(
+        slowest.value_ns > 40_000_000 && slowest.over_median_pct > 90.0,
+        "{slowest:?}"
+    );
+    // The text names it once, with the others' waiting.
+    let reports: Vec<_> = tls
+        .iter()
+        .map(|t| {
+            stallscope_analyzer::output::report::Report::build(
+                t,
+                &stallscope_analyzer::analysis::diagnose(t),
+            )
+        })
+        .collect();
+    let text = stallscope_analyzer::output::text::render_ranks(&reports, Some(&cmp));
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("slowest")).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].trim_start().starts_with("7 ") && lines[0].ends_with("<- slowest"));
+    assert!(
+        lines[1].contains("slowest: rank 7, the others waited 45 ms for it at collectives"),
+        "{text}"
+    );
+    assert!(!text.contains("stragglers at collectives"), "{text}");
     let names: Vec<&str> = cmp.collectives.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(
         names,

@@ -1,7 +1,10 @@
 //! Comparison across the ranks of a distributed job: one timeline per rank.
 //!
 //! - A summary per rank: wall time, GPU busy share, communication share, steps.
-//! - The slowest rank: longest median ProfilerStep, else longest GPU window.
+//! - The slowest rank: the straggler the others waited for at collectives,
+//!   when there is one; else the longest median ProfilerStep, else the longest
+//!   GPU window. (Ranks in step wait for each other, so the longest step is
+//!   often the rank that waited most, not the one that was waited for.)
 //! - Stragglers at collectives. The k-th NCCL kernel of a given name on each
 //!   rank is taken to be the same collective instance. Ranks may sit on hosts
 //!   whose clocks differ, so arrival times are aligned on the collectives'
@@ -78,10 +81,13 @@ pub struct RankSummary {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Slowest {
     pub rank: u32,
-    /// "step_median" or "gpu_window".
+    /// "collectives", "step_median" or "gpu_window".
     pub by: &'static str,
+    /// With "collectives", what the other ranks' collectives waited for it;
+    /// else its median step or GPU window.
     pub value_ns: Ns,
-    /// How much longer than the median rank, in percent.
+    /// With "collectives", that waiting as a share of all communication
+    /// kernel time; else how much longer than the median rank, in percent.
     pub over_median_pct: f64,
 }
 
@@ -132,7 +138,6 @@ pub fn compare_ranks(tls: &[Timeline]) -> RankComparison {
         .map(|(i, t)| t.processes.iter().find_map(|p| p.rank).unwrap_or(i as u32))
         .collect();
     let ranks: Vec<RankSummary> = tls.iter().zip(&ids).map(|(t, &r)| summary(t, r)).collect();
-    let slowest = slowest(&ranks);
     let comms: Vec<HashMap<String, Vec<Comm>>> = tls.iter().map(comm_kernels).collect();
     let (collectives, lateness, worst) = arrivals(&comms, &ids);
     let matched: usize = collectives.iter().map(|c| c.matched).sum();
@@ -144,6 +149,7 @@ pub fn compare_ranks(tls: &[Timeline]) -> RankComparison {
         .map(|l| l.rank)
         .collect();
     let findings = straggler_findings(&lateness, &stragglers, &comms);
+    let slowest = waited_for(&findings, &comms).or_else(|| slowest(&ranks));
     RankComparison {
         ranks,
         slowest,
@@ -155,18 +161,34 @@ pub fn compare_ranks(tls: &[Timeline]) -> RankComparison {
     }
 }
 
+/// The straggler the others waited for longest, if any.
+fn waited_for(findings: &[RankFinding], comms: &[HashMap<String, Vec<Comm>>]) -> Option<Slowest> {
+    let f = findings.iter().max_by_key(|f| f.others_waited_ns)?;
+    Some(Slowest {
+        rank: f.rank,
+        by: "collectives",
+        value_ns: f.others_waited_ns,
+        over_median_pct: pct(f.others_waited_ns, comm_ns(comms)),
+    })
+}
+
+/// The communication kernels' time on every rank, together.
+fn comm_ns(comms: &[HashMap<String, Vec<Comm>>]) -> Ns {
+    comms
+        .iter()
+        .flat_map(|c| c.values())
+        .flatten()
+        .map(|c| c.end - c.start)
+        .sum()
+}
+
 /// `comm/straggler` for each straggler: the others' waiting, measured.
 fn straggler_findings(
     lateness: &[RankLateness],
     stragglers: &[u32],
     comms: &[HashMap<String, Vec<Comm>>],
 ) -> Vec<RankFinding> {
-    let comm_ns: Ns = comms
-        .iter()
-        .flat_map(|c| c.values())
-        .flatten()
-        .map(|c| c.end - c.start)
-        .sum();
+    let comm_ns = comm_ns(comms);
     stragglers
         .iter()
         .filter_map(|&s| {

@@ -772,20 +772,35 @@ pub fn render_ranks(reports: &[Report], cmp: Option<&RankComparison>) -> String 
     }
     if let Some(c) = cmp {
         if let Some(s) = &c.slowest {
-            let by = if s.by == "step_median" {
-                "median step"
-            } else {
-                "GPU window"
+            let line = match s.by {
+                "collectives" => format!(
+                    "  slowest: rank {}, the others waited {} for it at collectives ({:.0}% of \
+                     all communication time)",
+                    s.rank,
+                    dur(s.value_ns),
+                    s.over_median_pct
+                ),
+                by => format!(
+                    "  slowest: rank {} ({} {}, {:.0}% over the median rank)",
+                    s.rank,
+                    if by == "step_median" {
+                        "median step"
+                    } else {
+                        "GPU window"
+                    },
+                    dur(s.value_ns),
+                    s.over_median_pct
+                ),
             };
-            let _ = writeln!(
-                o,
-                "  slowest: rank {} ({by} {}, {:.0}% over the median rank)",
-                s.rank,
-                dur(s.value_ns),
-                s.over_median_pct
-            );
+            let _ = writeln!(o, "{}", cut(&line, WIDTH));
         }
-        if !c.stragglers.is_empty() {
+        // A lone straggler is the slowest rank, said just above.
+        let named = c
+            .slowest
+            .as_ref()
+            .filter(|s| s.by == "collectives")
+            .map(|s| s.rank);
+        if !c.stragglers.is_empty() && c.stragglers != [named.unwrap_or(u32::MAX)] {
             let list: Vec<String> = c.stragglers.iter().map(|r| r.to_string()).collect();
             let _ = writeln!(
                 o,

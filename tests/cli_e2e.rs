@@ -300,3 +300,39 @@ fn json_to_stdout_is_pure_json_and_text_escapes_control_characters() {
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(!md.contains('\u{1b}') && md.contains("\\u{1b}"), "{md:?}");
 }
+
+/// All eight DLRM ranks at once: each rank's `comm/wait` fix names the rank
+/// the others wait for (rank 7), which one rank alone cannot.
+#[test]
+fn ranks_together_name_the_rank_the_others_wait_for() {
+    let dir = kineto_corpus().join("param/et_replay/tests/inputs/dlrm_kineto");
+    let out = cli(&["analyze", dir.to_str().unwrap(), "--json", "-"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["comparison"]["slowest"]["rank"], 7);
+    let fixes: Vec<(usize, String)> = v["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| {
+            let all = r["findings"].as_array().unwrap().iter();
+            all.chain(r["minor"].as_array().unwrap())
+                .filter(|f| f["cause"] == "comm" && f["sub_cause"] == "wait")
+                .map(move |f| (i, f["fix"].as_str().unwrap().to_string()))
+        })
+        .collect();
+    assert!(fixes.iter().any(|(i, _)| *i == 1), "{fixes:?}");
+    for (i, fix) in fixes {
+        let want = if i == 7 {
+            "the other ranks wait for this one"
+        } else {
+            "rank 7 is the one"
+        };
+        assert!(fix.starts_with(want), "rank {i}: {fix}");
+    }
+}

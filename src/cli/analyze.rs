@@ -116,6 +116,11 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .all(|t| t.source == stallscope_analyzer::model::Source::Kineto);
     let comparison = (multi && kineto).then(|| ranks::compare_ranks(&timelines));
+    if let Some(c) = &comparison {
+        for (r, summary) in reports.iter_mut().zip(&c.ranks) {
+            r.name_the_slowest(summary.rank, c);
+        }
+    }
     if !a.quiet {
         let shown: Vec<Option<&str>> = shown_paths
             .iter()

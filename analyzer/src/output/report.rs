@@ -324,6 +324,34 @@ impl DeviceReport {
 }
 
 impl Report {
+    /// With every rank analyzed together, the `comm/wait` fix names the rank
+    /// the others wait for, instead of asking for all ranks. `rank` is this
+    /// report's.
+    pub fn name_the_slowest(&mut self, rank: u32, cmp: &crate::analysis::ranks::RankComparison) {
+        let Some(s) = &cmp.slowest else { return };
+        let fix = match (s.by, s.rank == rank) {
+            ("collectives", true) => "the other ranks wait for this one at collectives: cut its \
+                own work before them (data loading, host work, a larger shard); overlap \
+                collectives with compute"
+                .to_string(),
+            ("collectives", false) => format!(
+                "rank {} is the one the others wait for at collectives (see the comparison): \
+                 balance its work; overlap collectives with compute",
+                s.rank
+            ),
+            _ => format!(
+                "rank {} has the longest steps: balance the work across ranks and overlap \
+                 collectives with compute",
+                s.rank
+            ),
+        };
+        for f in self.findings.iter_mut().chain(&mut self.minor) {
+            if f.cause == "comm" && f.sub_cause == "wait" {
+                f.fix = fix.clone();
+            }
+        }
+    }
+
     pub fn build(tl: &Timeline, d: &Diagnosis) -> Report {
         let (w0, w1) = d.window;
         // Processes (images: a wrapper that execs keeps the pid) that

@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use stallscope_analyzer::analysis::{self, hta, ranks};
+use stallscope_analyzer::analysis::{self, hta};
 use stallscope_analyzer::model::Timeline;
-use stallscope_analyzer::output::{html, markdown, perfetto, report::Report, text};
+use stallscope_analyzer::output::report::{self, Report};
+use stallscope_analyzer::output::{html, markdown, perfetto, text};
 
 use super::load;
 
@@ -115,12 +116,7 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let kineto = timelines
         .iter()
         .all(|t| t.source == stallscope_analyzer::model::Source::Kineto);
-    let comparison = (multi && kineto).then(|| ranks::compare_ranks(&timelines));
-    if let Some(c) = &comparison {
-        for (r, summary) in reports.iter_mut().zip(&c.ranks) {
-            r.name_the_slowest(summary.rank, c);
-        }
-    }
+    let comparison = (multi && kineto).then(|| report::compare_ranks(&timelines, &mut reports));
     if !a.quiet {
         let shown: Vec<Option<&str>> = shown_paths
             .iter()

@@ -15,10 +15,14 @@ pub fn render(r: &Report) -> String {
     let r = &super::text::terminal_safe(r);
     let mut o = String::new();
     let _ = writeln!(o, "## stallscope: {}\n", cell(&r.name));
+    // A profiler trace may name no command: no empty code span then.
+    let command = match cell(&r.command) {
+        c if c.trim().is_empty() => String::new(),
+        c => format!("`{c}` · "),
+    };
     let _ = writeln!(
         o,
-        "`{}` · {} · {} process(es)\n",
-        cell(&r.command),
+        "{command}{} · {} process(es)\n",
         dur(r.wall_ns),
         r.processes.count
     );

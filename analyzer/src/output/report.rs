@@ -323,11 +323,25 @@ impl DeviceReport {
     }
 }
 
+/// The ranks of one job compared (one timeline and report each, in the same
+/// order), and each report's `comm/wait` fix then names the rank the others
+/// wait for.
+pub fn compare_ranks(
+    tls: &[Timeline],
+    reports: &mut [Report],
+) -> crate::analysis::ranks::RankComparison {
+    let cmp = crate::analysis::ranks::compare_ranks(tls);
+    for (r, summary) in reports.iter_mut().zip(&cmp.ranks) {
+        r.name_the_slowest(summary.rank, &cmp);
+    }
+    cmp
+}
+
 impl Report {
     /// With every rank analyzed together, the `comm/wait` fix names the rank
     /// the others wait for, instead of asking for all ranks. `rank` is this
     /// report's.
-    pub fn name_the_slowest(&mut self, rank: u32, cmp: &crate::analysis::ranks::RankComparison) {
+    fn name_the_slowest(&mut self, rank: u32, cmp: &crate::analysis::ranks::RankComparison) {
         let Some(s) = &cmp.slowest else { return };
         let fix = match (s.by, s.rank == rank) {
             ("collectives", true) => "the other ranks wait for this one at collectives: cut its \

@@ -170,3 +170,20 @@ fn host(o: &mut String, r: &Report) {
         let _ = writeln!(o, "\n</details>");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Source, Timeline};
+
+    #[test]
+    fn a_trace_without_a_command_gets_no_empty_code_span() {
+        let mut tl = Timeline::new(Source::Kineto, "serving.json");
+        tl.finalize();
+        let mut r = Report::build(&tl, &crate::analysis::diagnose(&tl));
+        assert_eq!(r.command, "");
+        assert!(!render(&r).contains("``"), "{}", render(&r));
+        r.command = "python train.py".into();
+        assert!(render(&r).contains("`python train.py` · "));
+    }
+}

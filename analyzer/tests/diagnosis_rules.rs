@@ -999,7 +999,7 @@ fn an_op_held_at_the_start_waits_for_work_launched_before_the_trace() {
         r.notes
             .iter()
             .any(|n| n.contains("left out the first 400 ms")
-                && n.contains("launched before the trace began")),
+                && n.contains("the trace does not show (launched before the trace began")),
         "{:?}",
         r.notes
     );

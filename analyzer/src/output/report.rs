@@ -651,8 +651,8 @@ fn lead_in_note(l: &crate::analysis::lead_in::LeadIn) -> String {
     let dur = super::text::dur;
     format!(
         "left out the first {} of GPU {}'s window: stream {}'s next op started {} after its \
-         launch returned, on a GPU otherwise idle{}: work launched before the trace began, \
-         which the trace does not show, most likely kept the GPU busy",
+         launch returned, on a GPU otherwise idle{}: GPU work the trace does not show (launched \
+         before the trace began, or by another process) most likely kept it busy",
         dur(l.ns()),
         l.gpu,
         l.stream,

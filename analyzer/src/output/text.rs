@@ -219,7 +219,7 @@ fn before_after(r: &Report, step_after: i64, saving_ns: i64) -> (String, f64) {
 /// Notes about the steps and start-up, shown under the header (and only
 /// there), since they qualify every figure below them.
 fn shown_under_header(n: &str) -> bool {
-    n.contains("cut off") || n.contains("mostly start-up") || n.contains("before the trace began")
+    n.contains("cut off") || n.contains("mostly start-up") || n.contains("the trace does not show")
 }
 
 pub fn render(r: &Report, perfetto: Option<&str>) -> String {
@@ -241,10 +241,14 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             if procs.count == 1 { "" } else { "es" }
         )
     };
+    // A profiler trace may name no command: then the roles stand alone.
+    let command = match cut(&short_command(&r.command), 30) {
+        c if c.trim().is_empty() => String::new(),
+        c => format!("{c} "),
+    };
     let head = format!(
-        "stallscope · {} · {} ({roles}) · {}",
+        "stallscope · {} · {command}({roles}) · {}",
         cut(&r.name, 40),
-        cut(&short_command(&r.command), 30),
         dur(r.wall_ns)
     );
     let _ = writeln!(o, "{}", cut(&head, WIDTH));
@@ -840,6 +844,20 @@ pub fn render_multi(
 mod tests {
     use super::super::report::HostProcessReport;
     use super::*;
+
+    #[test]
+    fn a_trace_without_a_command_leaves_no_gap_in_the_header() {
+        use crate::model::{Source, Timeline};
+        let mut tl = Timeline::new(Source::Kineto, "serving.json");
+        tl.finalize();
+        let r = Report::build(&tl, &crate::analysis::diagnose(&tl));
+        let text = render(&r, None);
+        let head = text.lines().next().unwrap();
+        assert!(
+            head.starts_with("stallscope · serving.json · (0 processes) · "),
+            "{head}"
+        );
+    }
 
     #[test]
     fn wrap_keeps_lines_within_the_width() {

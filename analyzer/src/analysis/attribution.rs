@@ -192,7 +192,7 @@ pub fn held_after(launch: Option<&HostSpan>, l: Ns, b: Ns) -> Option<Ns> {
 
 /// An op starting this long after its launch call returned, the GPU idle,
 /// was held by something else.
-const HELD_NS: Ns = 200_000;
+pub(crate) const HELD_NS: Ns = 200_000;
 
 /// Attributes the idle gaps found by `idle_gaps`.
 pub fn attribute_gaps(

@@ -1,17 +1,17 @@
-//! The lead-in: GPU work launched before the trace began, which the trace
-//! does not show. A profiler started in the middle of a job records only what
-//! is launched after it starts (CUPTI and roctracer log an activity for a
-//! launch they saw); a queue of earlier work then runs unrecorded, and the
-//! first recorded ops wait for it. On the trace that looks like idle GPU time
-//! at the start of the window: a few tiny ops, then an op launched early that
-//! starts long after its quick launch call returned, the GPU idle between. An
-//! op held that way on an idle GPU waits for work the trace does not show (a
-//! stream waiting on an event, or queued behind earlier kernels). Counting
-//! that stretch as idle would put a fix on a GPU that was most likely busy,
-//! so the window starts after it. Only a window without steps is trimmed: a
-//! step's boundaries come from the job's own markers.
+//! The lead-in: GPU work the trace does not show, launched before it began
+//! (or by another process), holding back its first recorded ops. A profiler
+//! started in the middle of a job records only what is launched after it
+//! starts (CUPTI and roctracer log an activity for a launch they saw); a
+//! queue of earlier work then runs unrecorded, and the first recorded ops
+//! wait for it. On the trace that looks like idle GPU time at the start of
+//! the window: a few tiny ops, then an op launched early that starts long
+//! after its quick launch call returned, the GPU idle between (a stream
+//! waiting on an event, or queued behind earlier kernels). Counting that
+//! stretch as idle would put a fix on a GPU that was most likely busy, so the
+//! window starts after it. Only a window without steps is trimmed: a step's
+//! boundaries come from the job's own markers.
 
-use super::attribution::stream_waits;
+use super::attribution::{HELD_NS, stream_waits};
 use crate::model::{CorrIndex, Gpu, GpuOp, Ns, SpanKind, Timeline};
 
 /// A gap shorter than this at the start of the window is left as it is.
@@ -19,9 +19,6 @@ const MIN_GAP_NS: Ns = 1_000_000;
 /// The recorded work before the gap is at most this share of the gap: a
 /// few tiny ops (a profiler warm-up, an index kernel), not a first step.
 const MAX_BUSY_SHARE: f64 = 0.01;
-/// The op after the gap started at least this long after its launch call
-/// returned (`attribution::HELD_NS`'s threshold for a GPU-side hold).
-const HELD_NS: Ns = 200_000;
 /// Ops looked at before giving up on finding a lead-in.
 const MAX_OPS: usize = 10_000;
 
@@ -54,6 +51,7 @@ pub fn find(tl: &Timeline, corr: &CorrIndex, g: &Gpu, from: Ns) -> Option<LeadIn
     let launch = corr.get(op.corr)?;
     let thread = &tl.processes[launch.process as usize].threads[launch.thread as usize];
     let call = thread.spans.get(launch.span as usize)?;
+    // Held on the GPU side, as attribution judges a hold.
     let held_ns = op.start - call.end();
     if held_ns < HELD_NS {
         return None;

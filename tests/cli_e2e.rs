@@ -302,16 +302,35 @@ fn json_to_stdout_is_pure_json_and_text_escapes_control_characters() {
 }
 
 /// All eight DLRM ranks at once: each rank's `comm/wait` fix names the rank
-/// the others wait for (rank 7), which one rank alone cannot.
+/// the others wait for (rank 7), which one rank alone cannot, and the
+/// Markdown leads with the ranks compared.
 #[test]
 fn ranks_together_name_the_rank_the_others_wait_for() {
     let dir = kineto_corpus().join("param/et_replay/tests/inputs/dlrm_kineto");
-    let out = cli(&["analyze", dir.to_str().unwrap(), "--json", "-"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let md = tmp.path().join("ranks.md");
+    let out = cli(&[
+        "analyze",
+        dir.to_str().unwrap(),
+        "--json",
+        "-",
+        "--markdown",
+        md.to_str().unwrap(),
+    ]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The Markdown starts with the ranks side by side and the one waited for.
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.starts_with("## stallscope: 8 ranks\n"), "{md}");
+    assert!(md.contains("| 7 (slowest) | 24% |"), "{md}");
+    assert!(
+        md.contains("Slowest: rank 7, the others waited 45 ms for it at collectives"),
+        "{md}"
+    );
+    assert_eq!(md.matches("## stallscope: ").count(), 9, "{md}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["comparison"]["slowest"]["rank"], 7);
     let fixes: Vec<(usize, String)> = v["ranks"]

@@ -146,12 +146,12 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         write_out(p, &body)?;
     }
     if let Some(p) = &a.markdown {
-        let body: String = reports
+        let mut parts: Vec<String> = comparison
             .iter()
-            .map(markdown::render)
-            .collect::<Vec<_>>()
-            .join("\n");
-        write_out(p, &body)?;
+            .map(|c| markdown::render_ranks(&reports, c))
+            .collect();
+        parts.extend(reports.iter().map(markdown::render));
+        write_out(p, &parts.join("\n"))?;
     }
     if let Some(p) = &a.html {
         let parts: Vec<html::Part> = timelines

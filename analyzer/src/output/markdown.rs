@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use super::report::Report;
 use super::text::{bytes, dur};
+use crate::analysis::ranks::RankComparison;
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -169,6 +170,53 @@ fn host(o: &mut String, r: &Report) {
     if !host_only {
         let _ = writeln!(o, "\n</details>");
     }
+}
+
+/// The ranks of one job side by side, and the one the others wait for,
+/// ahead of the per-rank reports.
+pub fn render_ranks(reports: &[Report], cmp: &RankComparison) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "## stallscope: {} ranks\n", reports.len());
+    let _ = writeln!(
+        o,
+        "| rank | GPU busy | steps | median step | top fix (saving) |"
+    );
+    let _ = writeln!(o, "|---:|---:|---:|---:|---|");
+    let slowest = cmp.slowest.as_ref();
+    for (r, s) in reports.iter().zip(&cmp.ranks) {
+        let busy = r.devices.first().map_or(0.0, |d| 100.0 - r.idle_pct(d));
+        let top = r.findings.first().map_or("-".to_string(), |f| {
+            let label = match f.sub_cause.as_str() {
+                "" => f.cause.clone(),
+                sub => format!("{}/{sub}", f.cause),
+            };
+            format!(
+                "{} ({:.0}%)",
+                cell(&label),
+                100.0 * f.est_saving_ns as f64 / r.wall_ns.max(1) as f64
+            )
+        });
+        let mark = if slowest.is_some_and(|x| x.rank == s.rank) {
+            " (slowest)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            o,
+            "| {}{mark} | {busy:.0}% | {} | {} | {top} |",
+            s.rank,
+            r.steps.count,
+            if r.steps.count > 0 {
+                dur(r.steps.median_ns)
+            } else {
+                "-".into()
+            }
+        );
+    }
+    if let Some(s) = slowest {
+        let _ = writeln!(o, "\nSlowest: {}.", super::text::slowest_said(s));
+    }
+    o
 }
 
 #[cfg(test)]

@@ -723,6 +723,31 @@ fn main_device(r: &Report) -> Option<&DeviceReport> {
     r.devices.iter().max_by_key(|d| d.busy_ns)
 }
 
+/// The slowest rank and what makes it so, for every output: "rank 7, the
+/// others waited 45 ms for it at collectives (93% of all communication
+/// time)", or "rank 1 (median step 20 ms, 12% over the median rank)".
+pub fn slowest_said(s: &crate::analysis::ranks::Slowest) -> String {
+    match s.by {
+        "collectives" => format!(
+            "rank {}, the others waited {} for it at collectives ({:.0}% of all communication \
+             time)",
+            s.rank,
+            dur(s.value_ns),
+            s.over_median_pct
+        ),
+        by => format!(
+            "rank {} ({} {}, {:.0}% over the median rank)",
+            s.rank,
+            if by == "step_median" {
+                "median step"
+            } else {
+                "GPU window"
+            },
+            dur(s.value_ns),
+            s.over_median_pct
+        ),
+    }
+}
 /// Several ranks of one job: a table (rank, busy, idle, steps, top cause,
 /// the slowest rank marked), for the per-rank reports printed below it.
 pub fn render_ranks(reports: &[Report], cmp: Option<&RankComparison>) -> String {
@@ -776,27 +801,11 @@ pub fn render_ranks(reports: &[Report], cmp: Option<&RankComparison>) -> String 
     }
     if let Some(c) = cmp {
         if let Some(s) = &c.slowest {
-            let line = match s.by {
-                "collectives" => format!(
-                    "  slowest: rank {}, the others waited {} for it at collectives ({:.0}% of \
-                     all communication time)",
-                    s.rank,
-                    dur(s.value_ns),
-                    s.over_median_pct
-                ),
-                by => format!(
-                    "  slowest: rank {} ({} {}, {:.0}% over the median rank)",
-                    s.rank,
-                    if by == "step_median" {
-                        "median step"
-                    } else {
-                        "GPU window"
-                    },
-                    dur(s.value_ns),
-                    s.over_median_pct
-                ),
-            };
-            let _ = writeln!(o, "{}", cut(&line, WIDTH));
+            let _ = writeln!(
+                o,
+                "{}",
+                cut(&format!("  slowest: {}", slowest_said(s)), WIDTH)
+            );
         }
         // A lone straggler is the slowest rank, said just above.
         let named = c

@@ -71,29 +71,11 @@ fn table(out: &mut String, c: &RankComparison) {
     }
     out.push_str("</tbody></table>\n");
     if let Some(s) = slowest {
-        let _ = if s.by == "collectives" {
-            writeln!(
-                out,
-                "<p>Slowest: rank {}, the one the others waited for at collectives: {} \
-                 ({:.0}% of all communication time).</p>",
-                s.rank,
-                dur(s.value_ns),
-                s.over_median_pct
-            )
-        } else {
-            writeln!(
-                out,
-                "<p>Slowest: rank {} by {}, {} ({:+.0}% over the median rank).</p>",
-                s.rank,
-                if s.by == "step_median" {
-                    "median step"
-                } else {
-                    "GPU window"
-                },
-                dur(s.value_ns),
-                s.over_median_pct
-            )
-        };
+        let _ = writeln!(
+            out,
+            "<p>Slowest: {}.</p>",
+            esc(&super::super::text::slowest_said(s))
+        );
     }
 }
 

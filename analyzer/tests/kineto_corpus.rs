@@ -264,7 +264,7 @@ fn dlrm_ranks() {
         cmp.ranks.iter().filter_map(|r| r.step_median_ns).max()
     );
     assert!(
-        slowest.value_ns > 40_000_000 && slowest.over_median_pct > 90.0,
+        slowest.value_ns > 40_000_000 && slowest.comm_share_pct > Some(90.0),
         "{slowest:?}"
     );
     // The text names it once, with the others' waiting.

@@ -86,9 +86,14 @@ pub struct Slowest {
     /// With "collectives", what the other ranks' collectives waited for it;
     /// else its median step or GPU window.
     pub value_ns: Ns,
-    /// With "collectives", that waiting as a share of all communication
-    /// kernel time; else how much longer than the median rank, in percent.
-    pub over_median_pct: f64,
+    /// How much longer than the median rank, in percent (not with
+    /// "collectives").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub over_median_pct: Option<f64>,
+    /// With "collectives": that waiting as a share of all communication
+    /// kernel time, in percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comm_share_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -168,7 +173,8 @@ fn waited_for(findings: &[RankFinding], comms: &[HashMap<String, Vec<Comm>>]) ->
         rank: f.rank,
         by: "collectives",
         value_ns: f.others_waited_ns,
-        over_median_pct: pct(f.others_waited_ns, comm_ns(comms)),
+        over_median_pct: None,
+        comm_share_pct: Some(pct(f.others_waited_ns, comm_ns(comms))),
     })
 }
 
@@ -313,7 +319,8 @@ fn slowest(ranks: &[RankSummary]) -> Option<Slowest> {
         rank: worst.rank,
         by,
         value_ns: value(worst),
-        over_median_pct: pct(value(worst) - med, med),
+        over_median_pct: Some(pct(value(worst) - med, med)),
+        comm_share_pct: None,
     })
 }
 

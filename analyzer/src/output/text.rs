@@ -727,13 +727,14 @@ fn main_device(r: &Report) -> Option<&DeviceReport> {
 /// others waited 45 ms for it at collectives (93% of all communication
 /// time)", or "rank 1 (median step 20 ms, 12% over the median rank)".
 pub fn slowest_said(s: &crate::analysis::ranks::Slowest) -> String {
+    let pct = |p: Option<f64>| p.unwrap_or(0.0);
     match s.by {
         "collectives" => format!(
             "rank {}, the others waited {} for it at collectives ({:.0}% of all communication \
              time)",
             s.rank,
             dur(s.value_ns),
-            s.over_median_pct
+            pct(s.comm_share_pct)
         ),
         by => format!(
             "rank {} ({} {}, {:.0}% over the median rank)",
@@ -744,7 +745,7 @@ pub fn slowest_said(s: &crate::analysis::ranks::Slowest) -> String {
                 "GPU window"
             },
             dur(s.value_ns),
-            s.over_median_pct
+            pct(s.over_median_pct)
         ),
     }
 }
@@ -808,12 +809,8 @@ pub fn render_ranks(reports: &[Report], cmp: Option<&RankComparison>) -> String 
             );
         }
         // A lone straggler is the slowest rank, said just above.
-        let named = c
-            .slowest
-            .as_ref()
-            .filter(|s| s.by == "collectives")
-            .map(|s| s.rank);
-        if !c.stragglers.is_empty() && c.stragglers != [named.unwrap_or(u32::MAX)] {
+        let named = c.slowest.as_ref().filter(|s| s.by == "collectives");
+        if !c.stragglers.is_empty() && named.is_none_or(|s| c.stragglers != [s.rank]) {
             let list: Vec<String> = c.stragglers.iter().map(|r| r.to_string()).collect();
             let _ = writeln!(
                 o,

@@ -67,11 +67,7 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "| # | cause | share | saving | step after | fix |");
         let _ = writeln!(o, "|---:|---|---:|---:|---:|---|");
         for (i, f) in r.findings.iter().enumerate() {
-            let label = if f.sub_cause.is_empty() {
-                f.cause.clone()
-            } else {
-                format!("{}/{}", f.cause, f.sub_cause)
-            };
+            let label = f.label();
             let _ = writeln!(
                 o,
                 "| {} | {} | {:.1}% | {:.0}% | {} | {} |",
@@ -186,13 +182,9 @@ pub fn render_ranks(reports: &[Report], cmp: &RankComparison) -> String {
     for (r, s) in reports.iter().zip(&cmp.ranks) {
         let busy = r.devices.first().map_or(0.0, |d| 100.0 - r.idle_pct(d));
         let top = r.findings.first().map_or("-".to_string(), |f| {
-            let label = match f.sub_cause.as_str() {
-                "" => f.cause.clone(),
-                sub => format!("{}/{sub}", f.cause),
-            };
             format!(
                 "{} ({:.0}%)",
-                cell(&label),
+                cell(&f.label()),
                 100.0 * f.est_saving_ns as f64 / r.wall_ns.max(1) as f64
             )
         });

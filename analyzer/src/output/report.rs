@@ -292,6 +292,15 @@ pub struct CombinedReport {
 }
 
 impl FindingReport {
+    /// "cause/sub_cause", or the cause alone.
+    pub fn label(&self) -> String {
+        if self.sub_cause.is_empty() {
+            self.cause.clone()
+        } else {
+            format!("{}/{}", self.cause, self.sub_cause)
+        }
+    }
+
     fn of(f: &crate::analysis::Finding) -> FindingReport {
         FindingReport {
             cause: f.cause.clone(),

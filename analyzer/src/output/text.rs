@@ -389,11 +389,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
     if !r.findings.is_empty() {
         let _ = writeln!(o, "\nFixes, by estimated saving");
         for (i, f) in r.findings.iter().take(6).enumerate() {
-            let label = if f.sub_cause.is_empty() {
-                f.cause.clone()
-            } else {
-                format!("{}/{}", f.cause, f.sub_cause)
-            };
+            let label = f.label();
             let (step, saving) = before_after(r, f.est_step_ns_after, f.est_saving_ns);
             let line = format!(
                 "{:>2}. {:<20} {step:<28} saves {saving:.0}%",
@@ -771,11 +767,7 @@ pub fn render_ranks(reports: &[Report], cmp: Option<&RankComparison>) -> String 
         let top = r.findings.first().map_or_else(
             || "-".to_string(),
             |f| {
-                let label = if f.sub_cause.is_empty() {
-                    f.cause.clone()
-                } else {
-                    format!("{}/{}", f.cause, f.sub_cause)
-                };
+                let label = f.label();
                 format!(
                     "{} ({:.0}%)",
                     escape_controls(&label),

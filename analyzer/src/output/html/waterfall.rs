@@ -13,14 +13,6 @@ const ROW: f64 = 24.0;
 /// Fixes drawn at most (the rest are in the list).
 const MAX_BARS: usize = 12;
 
-fn label(f: &FindingReport) -> String {
-    if f.sub_cause.is_empty() {
-        f.cause.clone()
-    } else {
-        format!("{}/{}", f.cause, f.sub_cause)
-    }
-}
-
 pub fn section(out: &mut String, p: &Part, rank: usize) {
     heading(
         out,
@@ -79,7 +71,7 @@ fn chart(out: &mut String, p: &Part) {
     for (i, f) in shown.iter().enumerate() {
         let drop = (mean - f.est_step_ns_after).clamp(0, level);
         bars.push(Bar {
-            label: format!("{}. fix {}", i + 1, label(f)),
+            label: format!("{}. fix {}", i + 1, f.label()),
             from: level - drop,
             to: level,
             class: format!("c-{}", cause_class(&f.cause)),
@@ -198,9 +190,9 @@ fn list(out: &mut String, kind: &str, fs: &[FindingReport], rank: usize, mean: i
             "<li class=\"finding\" data-finding=\"{}\" data-rank=\"{rank}\">\n\
              <div class=\"f-head\"><span class=\"sw c-{}\"></span><strong>{}</strong> \
              <span class=\"f-num\">{:.1}% of the window; saves {} → step {}{}</span></div>\n",
-            esc(&label(f)),
+            esc(&f.label()),
             cause_class(&f.cause),
-            esc(&label(f)),
+            esc(&f.label()),
             f.share_pct,
             dur(f.est_saving_ns),
             dur(f.est_step_ns_after),

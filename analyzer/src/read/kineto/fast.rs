@@ -998,7 +998,7 @@ impl<'a> Scan<'a> {
                     self.ws();
                     self.key()?;
                     self.colon()?;
-                    self.skip_value(depth + 1)?;
+                    self.skip_fast(depth + 1)?;
                     if !self.more(b'}')? {
                         return Ok(());
                     }
@@ -1013,7 +1013,9 @@ impl<'a> Scan<'a> {
                 }
                 loop {
                     self.ws();
-                    self.skip_value(depth + 1)?;
+                    // Shapes and types (`[[1, 3], []]`, `["float", ""]`):
+                    // scalars inline, no call per element.
+                    self.skip_fast(depth + 1)?;
                     if !self.more(b']')? {
                         return Ok(());
                     }

@@ -6,6 +6,7 @@ use stallscope_analyzer::model::{
     Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, Ns, Precision, Process, Sample, Source, SpanKind,
     Stream, Thread, Timeline,
 };
+use stallscope_analyzer::output::{report::Report, text};
 use stallscope_format::{FdClass, HostOp};
 
 const MS: Ns = 1_000_000;
@@ -901,7 +902,7 @@ fn a_softmax_on_its_own_is_attention_run_unfused() {
 fn fp8_is_no_option_for_weights_in_4_bits() {
     // Each step waits for its GEMM, or, with `host` > 0, the host computes
     // that long per step and never waits.
-    let run_with = |gemm: &str, host: Ns| {
+    let run_full = |gemm: &str, host: Ns| {
         let mut b = B::new();
         b.tl.source = Source::Kineto;
         let mut t = 0;
@@ -917,8 +918,9 @@ fn fp8_is_no_option_for_weights_in_4_bits() {
             }
             b.step(i, s0, t);
         }
-        b.done().1
+        b.done()
     };
+    let run_with = |gemm: &str, host: Ns| run_full(gemm, host).1;
     let run = |gemm: &str| run_with(gemm, 0);
     let hopper_gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
     // Where the host sets the pace, FP8 would save nothing: no option.
@@ -934,15 +936,29 @@ fn fp8_is_no_option_for_weights_in_4_bits() {
         "{:#?}",
         bf16.options
     );
-    let mxfp4 = run("_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu");
+    let ogs = "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu";
+    let mxfp4 = run(ogs);
     assert!(mxfp4.options.is_empty(), "{:#?}", mxfp4.options);
-    // Their time is BF16 GEMM time all the same.
+    // Their time is BF16 GEMM time all the same, and 4-bit weights' time too.
     let busy = &mxfp4.devices[0].busy_by_precision;
     let bf16_ns = busy
         .iter()
         .find(|x| x.0 == Precision::Bf16)
         .map_or(0, |x| x.1);
     assert_eq!(bf16_ns, 18 * MS);
+    assert_eq!(mxfp4.devices[0].low_bit_gemm_ns, 18 * MS);
+    assert_eq!(bf16.devices[0].low_bit_gemm_ns, 0);
+    // The kernel-time line says so, under the types.
+    let said = |(tl, d): (Timeline, Diagnosis)| text::render(&Report::build(&tl, &d), None);
+    let low =
+        "100% in GEMMs with 4-bit weights (MXFP4, NVFP4, INT4), counted above by activation type";
+    let four = said(run_full(ogs, 0));
+    assert!(
+        four.contains("100% BF16/FP16") && four.contains(low),
+        "{four}"
+    );
+    let full = said(run_full(hopper_gemm, 0));
+    assert!(!full.contains("4-bit"), "{full}");
 }
 
 /// A trace that starts mid-job: a tiny kernel, then the host sets up an

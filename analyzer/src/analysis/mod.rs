@@ -159,6 +159,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             gaps: std::mem::take(&mut att.gaps),
             idle_by_cause: att.idle_by_cause,
             busy_by_precision: by_prec.clone(),
+            low_bit_gemm_ns: mix.low_bit_gemm_ns,
         });
         if primary_gpu == Some(gi) {
             primary = Some((gi, att, ev, by_prec, gemm_by_name, mix, replays));

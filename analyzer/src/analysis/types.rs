@@ -262,6 +262,9 @@ pub struct DeviceDiagnosis {
     pub idle_by_cause: [Ns; 8],
     /// Busy time per precision class (kernels only; union within a class).
     pub busy_by_precision: Vec<(Precision, Ns)>,
+    /// Time in GEMMs whose weights are 4-bit (`kernels::low_bit_weights`),
+    /// summed over their ops; counted in `busy_by_precision` by activation type.
+    pub low_bit_gemm_ns: Ns,
 }
 
 /// One ranked finding: a cause, its evidence, a fix, and what fixing it is worth.

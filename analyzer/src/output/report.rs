@@ -133,6 +133,14 @@ pub struct DeviceReport {
     pub idle_ns: i64,
     pub idle_by_cause_ns: serde_json::Map<String, serde_json::Value>,
     pub busy_by_precision_ns: serde_json::Map<String, serde_json::Value>,
+    /// GEMMs with 4-bit weights (MXFP4, NVFP4, INT4), already counted in
+    /// `busy_by_precision_ns` under their activations' type.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub low_bit_gemm_ns: i64,
+}
+
+fn is_zero(v: &i64) -> bool {
+    *v == 0
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -437,6 +445,7 @@ impl Report {
                     idle_ns: dd.idle_ns,
                     idle_by_cause_ns: idle,
                     busy_by_precision_ns: prec,
+                    low_bit_gemm_ns: dd.low_bit_gemm_ns,
                 }
             })
             .collect();

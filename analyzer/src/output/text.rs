@@ -376,6 +376,16 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
                 parts.push(format!("{:.0}% communication", pct("comm")));
             }
             let _ = writeln!(o, "  kernel time: {}", parts.join(", "));
+            // Their tensor cores run at the activations' type: what sets
+            // them apart is the weights' memory traffic.
+            let low_bit = 100.0 * d.low_bit_gemm_ns.min(kernels) as f64 / kernels as f64;
+            if low_bit >= 0.5 {
+                let _ = writeln!(
+                    o,
+                    "               {low_bit:.0}% in GEMMs with 4-bit weights (MXFP4, NVFP4, INT4), \
+                     counted above by activation type"
+                );
+            }
         }
     }
     let host_only = r.devices.is_empty();
@@ -876,6 +886,7 @@ mod tests {
             idle_ns: 0,
             idle_by_cause_ns: Default::default(),
             busy_by_precision_ns: Default::default(),
+            low_bit_gemm_ns: 0,
         };
         assert_eq!(
             device_label(&d("NVIDIA H100", "NVIDIA Hopper")),
@@ -904,6 +915,7 @@ mod tests {
                 .map(|(c, v)| (c.to_string(), (*v).into()))
                 .collect(),
             busy_by_precision_ns: Default::default(),
+            low_bit_gemm_ns: 0,
         };
         let busy = "No stall worth fixing: the GPU was busy.";
         assert_eq!(no_fix_line(&d(99, &[("launch", 1)])), busy);

@@ -321,6 +321,7 @@ pub fn native() -> (Timeline, Diagnosis) {
             gaps,
             idle_by_cause: [0; 8],
             busy_by_precision: vec![],
+            low_bit_gemm_ns: 0,
         }],
         ..Default::default()
     };
@@ -419,6 +420,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
                 ],
                 idle_by_cause: [0; 8],
                 busy_by_precision: vec![],
+                low_bit_gemm_ns: 0,
             },
             DeviceDiagnosis {
                 gpu: 9,
@@ -435,6 +437,7 @@ pub fn kineto_like() -> (Timeline, Diagnosis) {
                 }],
                 idle_by_cause: [0; 8],
                 busy_by_precision: vec![],
+                low_bit_gemm_ns: 0,
             },
         ],
         ..Default::default()
@@ -520,6 +523,7 @@ pub fn small() -> (Timeline, Diagnosis) {
             }],
             idle_by_cause: [0; 8],
             busy_by_precision: vec![],
+            low_bit_gemm_ns: 0,
         }],
         ..Default::default()
     };

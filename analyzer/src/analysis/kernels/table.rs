@@ -60,6 +60,29 @@ pub const RULES: &[Rule] = &[
         D::None,
         No,
     ),
+    // All-reduces over peer memory, NCCL's stand-ins in serving engines:
+    // PyTorch's symmetric memory (`multimem_all_reduce_kernel`,
+    // `one_shot_all_reduce_kernel`), vLLM's and SGLang's custom all-reduce
+    // (`vllm::cross_device_reduce_1stage`), TensorRT-LLM's and FlashInfer's
+    // (`oneShotAllReduceKernel`, `allreduce_fusion_kernel_oneshot_lamport`).
+    r(
+        &[
+            "multimem_all_reduce",
+            "multimem_one_shot",
+            "multimem_all_gather",
+            "one_shot_all_reduce",
+            "two_shot_all_reduce",
+            "oneshotallreduce",
+            "twoshotallreduce",
+            "cross_device_reduce",
+            "allreduce_fusion",
+        ],
+        Any,
+        "peer all-reduce",
+        F(O::Communication),
+        D::None,
+        No,
+    ),
     // Split-K reductions and epilogues of GEMM libraries: not GEMMs themselves.
     r(
         &[
@@ -287,6 +310,21 @@ pub const RULES: &[Rule] = &[
         Nvidia,
         "cuBLAS",
         GC,
+        D::Tags,
+        ByType,
+    ),
+    // cuBLAS's JIT kernels on Hopper and Blackwell
+    // (`nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT`): no type in the name.
+    r(&["^nvjet_"], Nvidia, "cuBLAS", F(O::Gemm), D::Tags, ByType),
+    // TensorRT-LLM's generated batched GEMMs (MoE experts through FlashInfer
+    // and vLLM on Blackwell), `bmm_{out}_{a}{b}_{acc}_...`:
+    // `bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256...` is MXFP4 weights times
+    // MXFP8 activations.
+    r(
+        &["^bmm_"],
+        Nvidia,
+        "TensorRT-LLM",
+        F(O::Gemm),
         D::Tags,
         ByType,
     ),

@@ -380,6 +380,19 @@ const PUBLIC: &[(&str, &str, &str, bool)] = &[
     (r#"sm80_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nhwc"#, "conv", "fp16", true),
     (r#"void cudnn::detail::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, true>"#, "conv", "fp32", false),
     (r#"ncclDevKernel_AllReduce_Sum_f32_RING_LL"#, "communication", "unknown", false),
+    // TraceLens tests/traces/b200_eager_trace.json.gz (vLLM serving gpt-oss on
+    // 8 B200s): MoE expert GEMMs, cuBLAS JIT GEMMs and the tensor-parallel
+    // all-reduce over symmetric memory, 55% of its kernel time between them.
+    (r#"bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_transOut_schedP2x1x2x3_biasM_bN_tma_tmaOpt_clmp_swiGlu_dynBatch_sm100f"#, "gemm", "fp8", true),
+    (r#"bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_transOut_schedP2x1x2x3_biasM_bN_tmaOpt_clmp_dynBatch_sm100f"#, "gemm", "fp8", true),
+    (r#"nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT"#, "gemm", "unknown", false),
+    (r#"void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long, unsigned int**, unsigned long, unsigned long)"#, "communication", "unknown", false),
+    // Built from the kernels' declarations: vLLM csrc/custom_all_reduce.cuh,
+    // PyTorch's symmetric memory (CUDASymmetricMemoryOps.cu), TensorRT-LLM
+    // customAllReduceKernels.cu.
+    (r#"void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int)"#, "communication", "unknown", false),
+    (r#"void (anonymous namespace)::one_shot_all_reduce_kernel<c10::BFloat16, 16, 8>(c10::BFloat16**, c10::BFloat16*, c10::BFloat16*, unsigned long, unsigned long, unsigned int**, unsigned long, unsigned long)"#, "communication", "unknown", false),
+    (r#"void tensorrt_llm::kernels::oneShotAllReduceKernel<__nv_bfloat16, 8, true, false>(tensorrt_llm::kernels::AllReduceParams)"#, "communication", "unknown", false),
 ];
 
 fn check(cases: &[(&str, &str, &str, bool)]) -> Vec<String> {
@@ -535,6 +548,9 @@ fn gemms_with_4_bit_weights() {
     let c = classify(ogs);
     assert_eq!((c.op, c.precision), (OpClass::Gemm, Precision::Bf16));
     assert!(low_bit_weights(ogs, &c));
+    // TensorRT-LLM's MoE GEMMs on Blackwell: MXFP4 weights, MXFP8 activations.
+    let bmm = "bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_transOut_schedP2x1x2x3_biasM_bN_tmaOpt_clmp_dynBatch_sm100f";
+    assert!(low_bit_weights(bmm, &classify(bmm)), "{:?}", classify(bmm));
     let marlin = "void marlin::Marlin<256, 1, 8, 8, 4, 8>(int4 const*, int4 const*, int4*, int4 const*, int, int, int, int*)";
     assert!(
         low_bit_weights(marlin, &classify(marlin)),

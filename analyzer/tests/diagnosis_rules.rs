@@ -1083,3 +1083,31 @@ fn ops_that_start_during_their_slow_launch_call_replay_from_its_start() {
     let saved = d.combined.as_ref().map_or(0, |c| c.est_saving_ns);
     assert!(saved <= idle, "idle {idle}, {:?}", d.combined);
 }
+
+/// Two ranks whose all-reduce runs over peer memory (PyTorch's symmetric
+/// memory, as vLLM on B200s): its time is communication, and the ranks are
+/// matched at it as at NCCL's, whatever the reader set.
+#[test]
+fn ranks_count_a_peer_memory_all_reduce_as_communication() {
+    let ar = "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long, unsigned int**, unsigned long, unsigned long)";
+    let rank = |late: Ns| {
+        let mut b = B::new();
+        for i in 0..4 {
+            let t = i * 2 * MS;
+            b.launch(
+                t,
+                t + 10 * US,
+                500 * US,
+                "sm90_xmma_gemm_bf16bf16_bf16f32_f32",
+                7,
+            );
+            b.launch(t + 20 * US, t + 600 * US + late, 300 * US, ar, 7);
+        }
+        b.done().0
+    };
+    let cmp = stallscope_analyzer::analysis::ranks::compare_ranks(&[rank(0), rank(100 * US)]);
+    for r in &cmp.ranks {
+        assert_eq!(r.comm_ns, 4 * 300 * US, "rank {}", r.rank);
+    }
+    assert_eq!(cmp.collectives.len(), 1, "{:?}", cmp.collectives);
+}

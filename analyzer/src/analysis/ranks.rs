@@ -19,9 +19,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::model::{GpuOpKind, Ns, Precision, SpanKind, Timeline};
+use crate::model::{GpuOp, GpuOpKind, Ns, Precision, SpanKind, Timeline};
 // The name test is the Kineto reader's; native timelines may lack `Comm`.
-use crate::read::kineto::is_collective_kernel;
+use super::busy::PrecisionMap;
 
 /// Median lateness below this is noise (launch jitter), not a straggler.
 pub const STRAGGLER_MIN_LATE_NS: Ns = 20_000;
@@ -228,8 +228,10 @@ fn straggler_findings(
         .collect()
 }
 
-fn is_comm(name: &str, p: Precision) -> bool {
-    p == Precision::Comm || is_collective_kernel(name)
+/// NCCL/RCCL and the peer-memory all-reduces alike: what the readers set,
+/// else the kernel table's class.
+fn is_comm(pm: &PrecisionMap, o: &GpuOp) -> bool {
+    o.kind() == GpuOpKind::Kernel && pm.of(o) == Precision::Comm
 }
 
 /// Sum of the union of intervals.
@@ -269,8 +271,9 @@ fn pct(part: Ns, whole: Ns) -> f64 {
 fn summary(tl: &Timeline, rank: u32) -> RankSummary {
     let ops = tl.gpus.iter().flat_map(|g| &g.streams).flat_map(|s| &s.ops);
     let all: Vec<(Ns, Ns)> = ops.clone().map(|o| (o.start, o.end)).collect();
+    let pm = PrecisionMap::new(&tl.strings);
     let comm: Vec<(Ns, Ns)> = ops
-        .filter(|o| o.kind() == GpuOpKind::Kernel && is_comm(tl.strings.get(o.name), o.precision()))
+        .filter(|o| is_comm(&pm, o))
         .map(|o| (o.start, o.end))
         .collect();
     let gpu_window = match (all.iter().map(|x| x.0).min(), all.iter().map(|x| x.1).max()) {
@@ -327,9 +330,10 @@ fn slowest(ranks: &[RankSummary]) -> Option<Slowest> {
 /// A rank's communication kernels by short name, in start order.
 fn comm_kernels(tl: &Timeline) -> HashMap<String, Vec<Comm>> {
     let mut out: HashMap<String, Vec<Comm>> = HashMap::new();
+    let pm = PrecisionMap::new(&tl.strings);
     for o in tl.gpus.iter().flat_map(|g| &g.streams).flat_map(|s| &s.ops) {
         let name = tl.strings.get(o.name);
-        if o.kind() == GpuOpKind::Kernel && is_comm(name, o.precision()) {
+        if is_comm(&pm, o) {
             let short = name.split('(').next().unwrap_or(name).trim();
             out.entry(short.to_owned()).or_default().push(Comm {
                 start: o.start,

@@ -66,6 +66,8 @@ pub enum Dtype {
     Cijk,
     /// Composable Kernel template arguments.
     Ck,
+    /// cuBLAS's JIT kernels: type letters after `nvjet_[smNN_]` (`tst`).
+    Nvjet,
 }
 
 /// Whether a rule's kernels run on tensor (matrix) cores.
@@ -215,6 +217,7 @@ pub fn classify(name: &str) -> KernelClass {
         Dtype::Tags => tags(&n),
         Dtype::Cijk => cijk(name),
         Dtype::Ck => ck(name),
+        Dtype::Nvjet => nvjet(&n),
     };
     let reduced = matches!(
         precision,
@@ -299,6 +302,39 @@ fn cijk(name: &str) -> Precision {
         Precision::Fp32
     } else {
         Precision::Unknown
+    }
+}
+
+/// cuBLAS's JIT kernels (CUDA 12.8 and later, Hopper and Blackwell) name
+/// their types in letters after `nvjet_` and an optional `smNN_`: the input
+/// type, the compute type and the output type, with one letter per input
+/// when the two differ or take scales. `s` FP32, `h` FP16, `t` BF16, `q` FP8
+/// (`nvjet_sm90_tst_*` is BF16, `nvjet_hsh_*` FP16, `nvjet_qqtst_*` FP8,
+/// `nvjet_sss_tf32_*` FP32 run in TF32). Other letters are unknown here
+/// (`n` is lowercase).
+fn nvjet(n: &str) -> Precision {
+    let rest = n.strip_prefix("nvjet_").unwrap_or(n);
+    let rest = match rest.split_once('_') {
+        Some((arch, tail))
+            if arch.len() > 2
+                && arch.starts_with("sm")
+                && arch[2..].bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            tail
+        }
+        _ => rest,
+    };
+    let letters = rest.split('_').next().unwrap_or("");
+    if !(3..=5).contains(&letters.len()) || !letters.bytes().all(|b| b.is_ascii_lowercase()) {
+        return tags(n);
+    }
+    match letters.as_bytes()[0] {
+        b'q' => Precision::Fp8,
+        b't' => Precision::Bf16,
+        b'h' => Precision::Fp16,
+        b's' if n.contains("tf32") => Precision::Tf32,
+        b's' => Precision::Fp32,
+        _ => tags(n),
     }
 }
 

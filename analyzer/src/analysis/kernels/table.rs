@@ -4,7 +4,8 @@
 //! the start of the name). The naming conventions behind them:
 //!
 //! - cuBLAS/cuBLASLt: `{arch}_{type}_{acc}{mma}gemm_...` (`ampere_sgemm_*`,
-//!   `volta_h884gemm_*`, `ampere_fp16_s16816gemm_fp16_*`), `sm80_xmma_gemm_{a}{b}_{c}{acc}_*`.
+//!   `volta_h884gemm_*`, `ampere_fp16_s16816gemm_fp16_*`), `sm80_xmma_gemm_{a}{b}_{c}{acc}_*`,
+//!   and the JIT kernels `nvjet_[sm90_]{types}_{tile}_...` (`tst` BF16, `hsh` FP16).
 //! - cuDNN: `*_scudnn_*` (FP32 SIMT), `sm80_xmma_{fprop,dgrad,wgrad}_implicit_gemm_{types}`,
 //!   `cutlass_cudnn_*::Kernel<cutlass_tensorop_s1688fprop_optimized_tf32_*>`.
 //! - CUTLASS: `cutlass_{sm}_{tensorop,simt}_{type}{mma}gemm_*`; an `s1688` tensor-op
@@ -314,8 +315,8 @@ pub const RULES: &[Rule] = &[
         ByType,
     ),
     // cuBLAS's JIT kernels on Hopper and Blackwell
-    // (`nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT`): no type in the name.
-    r(&["^nvjet_"], Nvidia, "cuBLAS", F(O::Gemm), D::Tags, ByType),
+    // (`nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT`): type letters.
+    r(&["^nvjet_"], Nvidia, "cuBLAS", F(O::Gemm), D::Nvjet, ByType),
     // TensorRT-LLM's generated batched GEMMs (MoE experts through FlashInfer
     // and vLLM on Blackwell), `bmm_{out}_{a}{b}_{acc}_...`:
     // `bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256...` is MXFP4 weights times

@@ -420,18 +420,23 @@ fn work_queued_behind_another_stream_is_other() {
     );
 }
 
-#[test]
-fn fp32_gemm_time_gives_a_precision_finding_with_its_assumption() {
+/// Five 10 ms steps of one GEMM each, the host waiting on each.
+fn gemm_bound_job(kernel: &str) -> Diagnosis {
     let mut b = B::new();
     let mut t = 0;
     for i in 0..5 {
         let s0 = t;
-        b.launch(t, t + 10 * US, 10 * MS, "ampere_sgemm_128x64_nn", 7);
+        b.launch(t, t + 10 * US, 10 * MS, kernel, 7);
         b.sync(t + 20 * US, t + 10 * MS + 10 * US);
         t += 10 * MS + 20 * US;
         b.step(i, s0, t);
     }
-    let (_, d) = b.done();
+    b.done().1
+}
+
+#[test]
+fn fp32_gemm_time_gives_a_precision_finding_with_its_assumption() {
+    let d = gemm_bound_job("ampere_sgemm_128x64_nn");
     assert_eq!(top(&d), "precision/fp32");
     let f = &d.findings[0];
     assert!(
@@ -440,6 +445,24 @@ fn fp32_gemm_time_gives_a_precision_finding_with_its_assumption() {
         f.evidence
     );
     assert!(f.est_step_ns_after < 4 * MS, "{}", f.est_step_ns_after);
+}
+
+#[test]
+fn cublas_jit_gemms_count_by_their_type_letters() {
+    // CUDA 12.8+ cuBLAS names every Hopper/Blackwell GEMM `nvjet_*`.
+    let d = gemm_bound_job("nvjet_sss_128x128_32x4_1x2_h_bz_TNT");
+    assert_eq!(top(&d), "precision/fp32");
+    for bf16 in [
+        "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT",
+        "nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT",
+    ] {
+        let d = gemm_bound_job(bf16);
+        assert!(
+            d.findings.iter().all(|f| !f.cause.starts_with("precision")),
+            "{bf16}: {:?}",
+            d.findings.iter().map(|f| &f.cause).collect::<Vec<_>>()
+        );
+    }
 }
 
 #[test]

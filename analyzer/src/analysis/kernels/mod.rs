@@ -310,18 +310,16 @@ fn cijk(name: &str) -> Precision {
 /// type, the compute type and the output type, with one letter per input
 /// when the two differ or take scales. `s` FP32, `h` FP16, `t` BF16, `q` FP8
 /// (`nvjet_sm90_tst_*` is BF16, `nvjet_hsh_*` FP16, `nvjet_qqtst_*` FP8,
-/// `nvjet_sss_tf32_*` FP32 run in TF32). Other letters are unknown here
-/// (`n` is lowercase).
+/// `nvjet_sss_tf32_*` FP32 run in TF32). Other letters are unknown here.
+/// `n` is the lowercased name.
 fn nvjet(n: &str) -> Precision {
     let rest = n.strip_prefix("nvjet_").unwrap_or(n);
+    let is_arch = |a: &str| {
+        a.strip_prefix("sm")
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
     let rest = match rest.split_once('_') {
-        Some((arch, tail))
-            if arch.len() > 2
-                && arch.starts_with("sm")
-                && arch[2..].bytes().all(|b| b.is_ascii_digit()) =>
-        {
-            tail
-        }
+        Some((arch, tail)) if is_arch(arch) => tail,
         _ => rest,
     };
     let letters = rest.split('_').next().unwrap_or("");

@@ -398,74 +398,25 @@ const PUBLIC: &[(&str, &str, &str, bool)] = &[
 /// cuBLAS's JIT GEMMs (CUDA 12.8 and later), named in public profiles and
 /// kernel studies with their types: every GEMM of a PyTorch job on Hopper or
 /// Blackwell with a recent cuBLAS is one of these.
+#[rustfmt::skip]
 const NVJET: &[(&str, &str, &str, bool)] = &[
     // BF16 in and out, FP32 accumulation (o_proj, lm_head of BF16 models).
-    (
-        r#"nvjet_sm90_tst_192x8_64x8_2x1_v_bz_TNT"#,
-        "gemm",
-        "bf16",
-        true,
-    ),
-    (
-        r#"nvjet_sm100_tst_64x8_64x16_2x4_h_bz_splitK_TNT"#,
-        "gemm",
-        "bf16",
-        true,
-    ),
-    (
-        r#"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT"#,
-        "gemm",
-        "bf16",
-        true,
-    ),
+    (r#"nvjet_sm90_tst_192x8_64x8_2x1_v_bz_TNT"#, "gemm", "bf16", true),
+    (r#"nvjet_sm100_tst_64x8_64x16_2x4_h_bz_splitK_TNT"#, "gemm", "bf16", true),
+    (r#"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT"#, "gemm", "bf16", true),
     // FP16.
-    (
-        r#"nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNT"#,
-        "gemm",
-        "fp16",
-        true,
-    ),
-    (
-        r#"nvjet_hsh_96x128_64x7_2x1_v_bz_TNN"#,
-        "gemm",
-        "fp16",
-        true,
-    ),
+    (r#"nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNT"#, "gemm", "fp16", true),
+    (r#"nvjet_hsh_96x128_64x7_2x1_v_bz_TNN"#, "gemm", "fp16", true),
     // FP8 (`_scaled_mm`), also with MXFP8 block scales.
-    (
-        r#"nvjet_qqtst_128x256_128x6_2x1_2cta_v_bz_TNT"#,
-        "gemm",
-        "fp8",
-        true,
-    ),
-    (
-        r#"nvjet_sm100_qqtst_128x256_128x6_2x1_2cta_v_bz_bias_TNT"#,
-        "gemm",
-        "fp8",
-        true,
-    ),
-    (
-        r#"nvjet_qqtst_128x256_128x6_2x2_2cta_h_bz_Avec32UE8M0_Bvec32UE8M0_TNT"#,
-        "gemm",
-        "fp8",
-        true,
-    ),
+    (r#"nvjet_qqtst_128x256_128x6_2x1_2cta_v_bz_TNT"#, "gemm", "fp8", true),
+    (r#"nvjet_sm100_qqtst_128x256_128x6_2x1_2cta_v_bz_bias_TNT"#, "gemm", "fp8", true),
+    (r#"nvjet_qqtst_128x256_128x6_2x2_2cta_h_bz_Avec32UE8M0_Bvec32UE8M0_TNT"#, "gemm", "fp8", true),
     // (`nvjet_qqhsh_*` in a profile; the tile here is made up.)
-    (
-        r#"nvjet_qqhsh_128x128_128x6_2x1_v_bz_TNT"#,
-        "gemm",
-        "fp8",
-        true,
-    ),
+    (r#"nvjet_qqhsh_128x128_128x6_2x1_v_bz_TNT"#, "gemm", "fp8", true),
     // FP32 inputs run in TF32 (allow_tf32), and (built by the same letters)
     // in FP32.
     (r#"nvjet_sss_tf32_128x256_TNT"#, "gemm", "tf32", true),
-    (
-        r#"nvjet_sss_128x128_32x4_1x2_h_bz_TNT"#,
-        "gemm",
-        "fp32",
-        false,
-    ),
+    (r#"nvjet_sss_128x128_32x4_1x2_h_bz_TNT"#, "gemm", "fp32", false),
     // Letters it does not know, or none: a GEMM of unknown type, never FP32.
     (r#"nvjet_sm90_gemm"#, "gemm", "unknown", false),
     (r#"nvjet_zzz_64x64_TNT"#, "gemm", "unknown", false),

@@ -5,7 +5,6 @@
 //! and from the processes' command lines.
 
 use rayon::prelude::*;
-use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use crate::model::Timeline;
@@ -51,26 +50,42 @@ impl JobContext {
     }
 }
 
-/// Names worth a look: the distinct name ids of named host spans.
-fn span_names(tl: &Timeline) -> FxHashSet<u32> {
-    tl.processes
+/// Names worth a look: the distinct name ids of named host spans, in id
+/// order (so the first engine named is the same on every run). Marked in a
+/// bit set: a hash set took longer than the rest of the job's detection.
+fn span_names(tl: &Timeline) -> Vec<u32> {
+    let words = tl.strings.len().div_ceil(64);
+    let seen = tl
+        .processes
         .par_iter()
         .flat_map(|p| p.threads.par_iter())
-        .map(|t| {
-            let mut s = FxHashSet::default();
-            let mut last = u32::MAX;
-            for sp in t.spans.iter().filter(|s| s.kind.is_named()) {
-                if sp.id != last {
-                    s.insert(sp.id);
-                    last = sp.id;
+        .fold(
+            || vec![0u64; words],
+            |mut seen, t| {
+                for sp in t.spans.iter().filter(|s| s.kind.is_named()) {
+                    if let Some(w) = seen.get_mut(sp.id as usize / 64) {
+                        *w |= 1 << (sp.id % 64);
+                    }
                 }
-            }
-            s
-        })
-        .reduce(FxHashSet::default, |mut a, b| {
-            a.extend(b);
-            a
-        })
+                seen
+            },
+        )
+        .reduce(
+            || vec![0u64; words],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(a, b)| *a |= b);
+                a
+            },
+        );
+    let mut ids = Vec::new();
+    for (i, &w) in seen.iter().enumerate() {
+        let mut w = w;
+        while w != 0 {
+            ids.push((i * 64) as u32 + w.trailing_zeros());
+            w &= w - 1;
+        }
+    }
+    ids
 }
 
 const ENGINES: [(&str, &str); 4] = [
@@ -214,5 +229,35 @@ mod tests {
         assert!(g.graph_replay && g.dataloader && g.dataloader_workers == Some(0));
         assert_eq!(detect(&tl(&[], "")).mode, Mode::Unknown);
         assert_eq!(detect(&tl(&["ProfilerStep#3"], "")).mode, Mode::Unknown);
+    }
+
+    #[test]
+    fn span_names_are_distinct_and_in_id_order() {
+        // More than 64 names, so the set spans several words.
+        let names: Vec<String> = (0..70).map(|i| format!("n{i}")).collect();
+        let mut order: Vec<&str> = names.iter().rev().map(String::as_str).collect();
+        order.extend(["n3", "n69", "n3"]);
+        let t = tl(&order, "");
+        let ids = span_names(&t);
+        assert_eq!(ids.len(), 70);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        let got: Vec<&str> = ids.iter().map(|&i| t.strings.get(i)).collect();
+        assert!(got.contains(&"n0") && got.contains(&"n69"));
+        // Unnamed (I/O) spans name no string.
+        let mut io = tl(&["n0"], "");
+        io.processes[0].threads[0].spans[0].kind = SpanKind::Host(stallscope_format::HostOp::Read);
+        assert!(span_names(&io).is_empty());
+    }
+
+    #[test]
+    fn the_first_engine_named_wins_whatever_the_order_of_spans() {
+        // "sglang" is interned first, so it has the lower id.
+        let a = detect(&tl(&["sglang::scheduler", "vllm::worker"], ""));
+        let b = detect(&tl(
+            &["sglang::scheduler", "vllm::worker", "sglang::scheduler"],
+            "",
+        ));
+        assert_eq!(a.serving_engine, Some("SGLang"));
+        assert_eq!(b.serving_engine, Some("SGLang"));
     }
 }

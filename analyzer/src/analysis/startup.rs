@@ -10,6 +10,8 @@
 //! workers can hold the first iteration back for seconds). A slow call deep
 //! inside the steady state does not pull the start-up there.
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
 use rayon::prelude::*;
 
 use super::types::{Startup, StartupItem};
@@ -32,7 +34,8 @@ const JOIN_NS: Ns = 1_000_000_000;
 /// (a first iteration's worth, in a trace of a few dozen).
 const EARLY_OPS: f64 = 0.05;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
 enum Class {
     None,
     Context,
@@ -44,33 +47,53 @@ enum Class {
     CaptureEnd,
 }
 
-/// What a span name says about start-up; `api` for CUDA/HIP API calls.
-fn classify(name: &str, api: bool) -> Class {
+/// What a span name says about start-up: as a range (`.0`) and as a CUDA/HIP
+/// API call (`.1`). An API call is also what its name says as a range.
+fn classify_both(name: &str) -> (Class, Class) {
     let lower = name.to_ascii_lowercase();
+    let named = classify_range(name, &lower);
+    if named != Class::None {
+        return (named, named);
+    }
+    (Class::None, classify_api(&lower))
+}
+
+#[cfg(test)]
+fn classify(name: &str, api: bool) -> Class {
+    let (named, call) = classify_both(name);
+    if api { call } else { named }
+}
+
+/// `lower`: `name` in lower case.
+fn classify_range(name: &str, lower: &str) -> Class {
     if lower.contains("cudnnfind") || lower.contains("miopenfind") {
         return Class::Autotune;
     }
     if name.starts_with("Torch-Compiled Region") {
         return Class::CompiledRegion;
     }
-    if [
-        "compile_fx",
-        "compile_inner",
-        "_compile.",
-        "call_user_compiler",
-        "inductor_compile",
-        "dynamo_compile",
-        "compile_to_module",
-        "convert_frame",
-    ]
-    .iter()
-    .any(|k| lower.contains(k))
-    {
+    // All but one of the compiler ranges name "compile": one search rules
+    // most names out.
+    let compile = lower.contains("compile")
+        && [
+            "compile_fx",
+            "compile_inner",
+            "_compile.",
+            "call_user_compiler",
+            "inductor_compile",
+            "dynamo_compile",
+            "compile_to_module",
+        ]
+        .iter()
+        .any(|k| lower.contains(k));
+    if compile || lower.contains("convert_frame") {
         return Class::Compile;
     }
-    if !api {
-        return Class::None;
-    }
+    Class::None
+}
+
+/// An API call's class, past what its name says as a range.
+fn classify_api(lower: &str) -> Class {
     if lower.contains("begincapture") {
         return Class::CaptureBegin;
     }
@@ -99,6 +122,58 @@ fn classify(name: &str, api: bool) -> Class {
     Class::Context
 }
 
+/// The classes of the names host spans use, each worked out on its first
+/// use: most of the strings table is GPU kernel names, some of them
+/// kilobytes long, which no span here is named after. Threads fill it side
+/// by side; a race only works the same class out twice.
+struct Classes<'a> {
+    strings: &'a crate::model::Strings,
+    memo: Vec<AtomicU8>,
+}
+
+/// A name not classified yet.
+const UNKNOWN: u8 = u8::MAX;
+
+impl<'a> Classes<'a> {
+    fn new(strings: &'a crate::model::Strings) -> Self {
+        let memo = (0..strings.len()).map(|_| AtomicU8::new(UNKNOWN)).collect();
+        Classes { strings, memo }
+    }
+
+    /// `id`'s class as a range and as an API call.
+    fn get(&self, id: u32) -> (Class, Class) {
+        let Some(slot) = self.memo.get(id as usize) else {
+            return (Class::None, Class::None);
+        };
+        let known = slot.load(Ordering::Relaxed);
+        if known != UNKNOWN {
+            return (Class::from_bits(known & 15), Class::from_bits(known >> 4));
+        }
+        let (named, api) = classify_both(self.strings.get(id));
+        slot.store(named as u8 | (api as u8) << 4, Ordering::Relaxed);
+        (named, api)
+    }
+}
+
+impl Class {
+    /// The class stored as `bits` (see [`Classes`]).
+    fn from_bits(bits: u8) -> Class {
+        [
+            Class::None,
+            Class::Context,
+            Class::ModuleLoad,
+            Class::Autotune,
+            Class::Compile,
+            Class::CompiledRegion,
+            Class::CaptureBegin,
+            Class::CaptureEnd,
+        ]
+        .get(usize::from(bits))
+        .copied()
+        .unwrap_or(Class::None)
+    }
+}
+
 /// What start-up is found from in the spans and ops, before the
 /// correlation index is needed: the index is built beside it, then
 /// [`Scan::finish`] gives the start-up of a timeline, if it shows any.
@@ -111,16 +186,12 @@ pub struct Scan {
 
 /// The passes over every span and op behind the start-up.
 pub fn scan(tl: &Timeline) -> Scan {
-    let class: Vec<(Class, Class)> = tl
-        .strings
-        .iter()
-        .map(|(_, s)| (classify(s, false), classify(s, true)))
-        .collect();
+    let classes = Classes::new(&tl.strings);
     let cls = |kind: SpanKind, id: u32| -> Class {
-        let (named, api) = class
-            .get(id as usize)
-            .copied()
-            .unwrap_or((Class::None, Class::None));
+        if matches!(kind, SpanKind::Host(_)) {
+            return Class::None;
+        }
+        let (named, api) = classes.get(id);
         match kind {
             SpanKind::CudaRuntime | SpanKind::CudaDriver => api,
             SpanKind::Host(_) => Class::None,
@@ -400,6 +471,37 @@ mod tests {
         assert!(classify("aten::mm", false) == Class::None);
         // A name that is a context call for the API is nothing for a range.
         assert!(classify("cudaFree", false) == Class::None);
+    }
+
+    #[test]
+    fn classes_are_worked_out_once_and_agree_with_the_names() {
+        let mut strings = crate::model::Strings::new();
+        let names = [
+            "cudaFree",
+            "cuModuleLoadData",
+            "cudaLaunchKernel",
+            "cudnnFindConvolutionForwardAlgorithmEx",
+            "Torch-Compiled Region: 0/0",
+            "torch/_dynamo/convert_frame.py",
+            "aten::mm",
+            "cudaStreamBeginCapture",
+        ];
+        let ids: Vec<u32> = names.iter().map(|n| strings.intern(n)).collect();
+        let classes = Classes::new(&strings);
+        for (n, &id) in names.iter().zip(&ids) {
+            let want = (classify(n, false), classify(n, true));
+            assert_eq!(classes.get(id), want, "{n}");
+            assert_eq!(classes.get(id), want, "{n}, remembered");
+        }
+        assert_eq!(classes.get(9999), (Class::None, Class::None));
+        assert_eq!(
+            classify("torch/_dynamo/convert_frame.py", false),
+            Class::Compile
+        );
+        // Every class survives the round trip through its stored bits.
+        for bits in 0..8u8 {
+            assert_eq!(Class::from_bits(bits) as u8, bits);
+        }
     }
 
     #[test]

@@ -1,0 +1,65 @@
+//! Is a SIMD JSON parser worth it for Kineto traces? Times, on one core and
+//! side by side, three ways over the same plain-JSON trace:
+//! - ours: the Kineto reader, one pass, building the whole timeline (the
+//!   file is mapped, as `stallscope analyze` does);
+//! - serde_json skipping every value (`IgnoredAny`): validating, keeping nothing;
+//! - simd-json building its tape (validating, every value parsed), from a
+//!   copy made before the clock starts (it parses in place).
+//!
+//! Built only with the `simd-json` feature (CI never builds it):
+//!
+//!     zcat TRACE.json.gz > /tmp/t.json
+//!     cargo run --release -p stallscope-bench --features simd-json --bin json_parsers -- /tmp/t.json [RUNS]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use stallscope_analyzer::read::kineto::{self, ReadOptions};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() -> Result<()> {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next() else {
+        bail!("usage: json_parsers TRACE.json [RUNS]");
+    };
+    let runs: usize = args.next().map_or(Ok(5), |r| r.parse()).context("RUNS")?;
+    let text = std::fs::read(&path).with_context(|| format!("reading {path}"))?;
+    if text.starts_with(&[0x1f, 0x8b]) {
+        bail!("{path} is gzip: give the plain JSON (zcat it first)");
+    }
+    let (mut ours, mut serde, mut simd) = (vec![], vec![], vec![]);
+    let mut events = 0;
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        let tl = kineto::read_file_with(Path::new(&path), &ReadOptions { threads: 1 })
+            .with_context(|| format!("reading {path} as a Kineto trace"))?;
+        ours.push(t.elapsed());
+        events = tl.gpu_op_count() + tl.host_span_count();
+
+        let t = Instant::now();
+        serde_json::from_slice::<serde::de::IgnoredAny>(&text).context("serde_json")?;
+        serde.push(t.elapsed());
+
+        let mut copy = text.clone();
+        let t = Instant::now();
+        let tape = simd_json::to_tape(&mut copy).map_err(|e| anyhow::anyhow!("simd-json: {e}"))?;
+        simd.push(t.elapsed());
+        drop(tape);
+    }
+    let mb = text.len() as f64 / 1e6;
+    println!("{path}: {mb:.1} MB, {events} events kept by ours; medians of {runs} runs, one core");
+    for (what, d) in [
+        ("ours (read + build the timeline)", median(ours)),
+        ("serde_json IgnoredAny (validate only)", median(serde)),
+        ("simd-json to_tape (validate + tape)", median(simd)),
+    ] {
+        let s = d.as_secs_f64();
+        println!("  {what:40} {:8.1} ms {:8.0} MB/s", s * 1e3, mb / s);
+    }
+    Ok(())
+}

@@ -188,13 +188,13 @@ pub struct Scan {
 pub fn scan(tl: &Timeline) -> Scan {
     let classes = Classes::new(&tl.strings);
     let cls = |kind: SpanKind, id: u32| -> Class {
+        // Before the lookup: a hooked libc call's id is no name.
         if matches!(kind, SpanKind::Host(_)) {
             return Class::None;
         }
         let (named, api) = classes.get(id);
         match kind {
             SpanKind::CudaRuntime | SpanKind::CudaDriver => api,
-            SpanKind::Host(_) => Class::None,
             _ => named,
         }
     };

@@ -27,14 +27,18 @@ fn main() -> Result<()> {
     let Some(path) = args.next() else {
         bail!("usage: json_parsers TRACE.json [RUNS]");
     };
-    let runs: usize = args.next().map_or(Ok(5), |r| r.parse()).context("RUNS")?;
+    let runs = args
+        .next()
+        .map_or(Ok(5), |r| r.parse::<usize>())
+        .context("RUNS")?
+        .max(1);
     let text = std::fs::read(&path).with_context(|| format!("reading {path}"))?;
     if text.starts_with(&[0x1f, 0x8b]) {
         bail!("{path} is gzip: give the plain JSON (zcat it first)");
     }
     let (mut ours, mut serde, mut simd) = (vec![], vec![], vec![]);
     let mut events = 0;
-    for _ in 0..runs.max(1) {
+    for _ in 0..runs {
         let t = Instant::now();
         let tl = kineto::read_file_with(Path::new(&path), &ReadOptions { threads: 1 })
             .with_context(|| format!("reading {path} as a Kineto trace"))?;

@@ -56,12 +56,18 @@ pub struct AnalyzeArgs {
 }
 
 pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    // STALLSCOPE_TIMING=1 prints how long each phase took, for benchmarks.
+    // STALLSCOPE_TIMING=1 prints how long each phase took, for benchmarks,
+    // and the process's CPU time so far: on a shared machine the wall time
+    // also measures the neighbours (steal), the CPU time does not.
     let timing = std::env::var_os("STALLSCOPE_TIMING").is_some();
     let t0 = std::time::Instant::now();
     let timelines = load::load(&a.traces, a.quiet, a.strict)?;
     if timing {
-        eprintln!("timing: read {:.3} s", t0.elapsed().as_secs_f64());
+        eprintln!(
+            "timing: read {:.3} s cpu {:.3} s",
+            t0.elapsed().as_secs_f64(),
+            cpu_seconds()
+        );
     }
     let multi = timelines.len() > 1;
     let t1 = std::time::Instant::now();
@@ -88,7 +94,11 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         s.finish_and_clear();
     }
     if timing {
-        eprintln!("timing: diagnose {:.3} s", t1.elapsed().as_secs_f64());
+        eprintln!(
+            "timing: diagnose {:.3} s cpu {:.3} s",
+            t1.elapsed().as_secs_f64(),
+            cpu_seconds()
+        );
     }
     // Text goes to stdout unless a machine-readable report does: then to
     // stderr, so `--json - | python3 -m json.tool` reads JSON only.
@@ -163,7 +173,11 @@ pub fn run(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         write_out(p, &html::render(&parts, comparison.as_ref()))?;
     }
     if timing {
-        eprintln!("timing: total {:.3} s", t0.elapsed().as_secs_f64());
+        eprintln!(
+            "timing: total {:.3} s cpu {:.3} s",
+            t0.elapsed().as_secs_f64(),
+            cpu_seconds()
+        );
     }
     // The process exits next: freeing a large recording's model (gigabytes
     // in millions of allocations) would only delay the exit.
@@ -231,6 +245,18 @@ fn write_perfetto(
         .with_context(|| format!("writing {}", path.display()))?;
     bar.finish_and_clear();
     Ok(())
+}
+
+/// User and system time of this process so far, all threads (0 if the
+/// kernel will not say).
+fn cpu_seconds() -> f64 {
+    // SAFETY: `rusage` is plain data; getrusage fills it or fails, leaving zeros.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(u.ru_utime) + secs(u.ru_stime)
 }
 
 #[cfg(test)]

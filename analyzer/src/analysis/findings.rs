@@ -122,47 +122,9 @@ pub fn build(i: &Inputs) -> Built {
             kernels: Vec::new(),
         });
     };
-    for cause in Cause::ALL {
-        let idle = i.att.idle_by_cause[cause.index()];
-        // Offload and OOM-retry cost GPU time too, not only idle time.
-        let memory_facts =
-            cause == Cause::Memory && (i.mem.oom_count > 0 || i.mem.offload_bytes_per_step > 0);
-        if cause == Cause::Cpu {
-            // One finding per fix: dispatch overhead, and other host work.
-            for group in [Fix::CpuPython, Fix::HostWork] {
-                let (sub, idle) = top_sub_where(i.ev, cause, |s| cpu_fix(s) == group);
-                if 100.0 * idle as f64 / wall as f64 >= MIN_SHARE_PCT {
-                    push(
-                        cause.name(),
-                        sub,
-                        idle,
-                        group,
-                        advice::explain(i, cause, sub, idle),
-                    );
-                }
-            }
-            continue;
-        }
-        if 100.0 * idle as f64 / wall as f64 >= MIN_SHARE_PCT || memory_facts {
-            let sub = top_sub_where(i.ev, cause, |_| true).0;
-            let fix = match cause {
-                Cause::Data => Fix::Data,
-                Cause::Io => Fix::Io,
-                Cause::Cpu => Fix::CpuPython,
-                Cause::Memory => Fix::Memory,
-                Cause::Sync => Fix::Sync,
-                Cause::Transfer => Fix::Transfer,
-                Cause::Launch => Fix::Launch,
-                Cause::Other => Fix::Other,
-            };
-            push(
-                cause.name(),
-                sub,
-                idle,
-                fix,
-                advice::explain(i, cause, sub, idle),
-            );
-        }
+    for p in planned(i) {
+        let texts = advice::explain(i, p.cause, p.sub, p.idle);
+        push(p.cause.name(), p.sub, p.idle, p.fix, texts);
     }
     if let Some(f) = precision_finding(i, wall, mean_step) {
         out.push(f);
@@ -200,6 +162,92 @@ pub fn build(i: &Inputs) -> Built {
             .filter(|f| 100.0 * f.est_saving_ns as f64 / wall as f64 >= MINOR_STEP_PCT)
             .collect(),
     }
+}
+
+/// A cause's finding to be: its top sub-cause, its idle time, and the fix
+/// its what-if models.
+struct Planned {
+    cause: Cause,
+    sub: &'static str,
+    idle: Ns,
+    fix: Fix,
+}
+
+/// The idle causes that get a finding (a finding or a minor one), from the
+/// attribution alone: above `MIN_SHARE_PCT` of the window (memory also with
+/// OOMs or offload traffic, which cost GPU time too).
+fn planned(i: &Inputs) -> Vec<Planned> {
+    let wall = (i.cx.window.1 - i.cx.window.0).max(1);
+    let counts = |idle: Ns| 100.0 * idle as f64 / wall as f64 >= MIN_SHARE_PCT;
+    let mut out = Vec::new();
+    for cause in Cause::ALL {
+        let idle = i.att.idle_by_cause[cause.index()];
+        if cause == Cause::Cpu {
+            // One finding per fix: dispatch overhead, and other host work.
+            for fix in [Fix::CpuPython, Fix::HostWork] {
+                let (sub, idle) = top_sub_where(i.ev, cause, |s| cpu_fix(s) == fix);
+                if counts(idle) {
+                    out.push(Planned {
+                        cause,
+                        sub,
+                        idle,
+                        fix,
+                    });
+                }
+            }
+            continue;
+        }
+        let memory_facts =
+            cause == Cause::Memory && (i.mem.oom_count > 0 || i.mem.offload_bytes_per_step > 0);
+        if counts(idle) || memory_facts {
+            let fix = match cause {
+                Cause::Data => Fix::Data,
+                Cause::Io => Fix::Io,
+                Cause::Cpu => Fix::CpuPython,
+                Cause::Memory => Fix::Memory,
+                Cause::Sync => Fix::Sync,
+                Cause::Transfer => Fix::Transfer,
+                Cause::Launch => Fix::Launch,
+                Cause::Other => Fix::Other,
+            };
+            out.push(Planned {
+                cause,
+                sub: top_sub_where(i.ev, cause, |_| true).0,
+                idle,
+                fix,
+            });
+        }
+    }
+    out
+}
+
+/// The fixes the report will advise (as findings or minor ones), known
+/// before any what-if is replayed: the replays model these, and `combined`
+/// applies them, and only them, together. (Built from every fix the replay
+/// could model, `combined` promised savings from fixes the report never
+/// advised: CUDA graphs on a V100 trace whose one finding was FP16.)
+/// `comm_waits`: whether the replay found collectives that waited for
+/// their peers.
+pub fn advised(i: &Inputs, comm_waits: bool) -> Vec<Fix> {
+    let wall = (i.cx.window.1 - i.cx.window.0).max(1);
+    let counts = |ns: Ns| 100.0 * ns as f64 / wall as f64 >= MIN_SHARE_PCT;
+    let mut out: Vec<Fix> = planned(i).iter().map(|p| p.fix).collect();
+    let fp32_tf32: Ns = i
+        .busy_by_precision
+        .iter()
+        .filter(|x| matches!(x.0, Precision::Fp32 | Precision::Tf32))
+        .map(|x| x.1)
+        .sum();
+    if counts(fp32_tf32) {
+        out.push(Fix::Precision);
+    }
+    if comm_waits && counts(comm_wait_total(i.cx, i.gpu)) {
+        out.push(Fix::Comm);
+    }
+    if super::attention::unfused(i.mix, i.busy_by_precision) {
+        out.push(Fix::Attention);
+    }
+    out
 }
 
 fn round2(x: f64) -> f64 {

@@ -134,22 +134,46 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
         lap("segs+scan");
         let mut ev = attribution::Evidence::default();
         let marks = whatif::replays::step_marks(&steps, window);
-        let (mut att, replays) = rayon::join(
+        // The attribution of the idle gaps next to the replay's host side;
+        // then the replays of the fixes the findings will advise, which the
+        // attribution decides.
+        let (mut att, replay) = rayon::join(
             || {
                 let a = attribution::attribute_gaps(&cx, idle, launcher, &mut ev);
                 lap("attr");
                 a
             },
             || match (scan, launcher) {
-                (Some(s), Some(l)) => {
-                    let r = s.finish(&cx, l);
-                    let rs = whatif::replays::Replays::run(&cx, &r, l, &marks, g, &by_prec, &mix);
-                    lap("replays");
-                    Some(rs)
-                }
+                (Some(s), Some(l)) => Some((s.finish(&cx, l), l)),
                 _ => None,
             },
         );
+        let replays = replay.map(|(r, l)| {
+            let advised = findings::advised(
+                &findings::Inputs {
+                    cx: &cx,
+                    gpu: g,
+                    att: &att,
+                    ev: &ev,
+                    mem: &mem,
+                    steps: &steps,
+                    busy_by_precision: &by_prec,
+                    gemm_by_name: &gemm_by_name,
+                    mix: &mix,
+                    replays: None,
+                    job: &job,
+                },
+                r.comm_waits(),
+            );
+            let kernels = whatif::replays::GpuKernels {
+                gpu: g,
+                busy_by_precision: &by_prec,
+                mix: &mix,
+            };
+            let rs = whatif::replays::Replays::run(&cx, &r, l, &marks, &kernels, &advised);
+            lap("replays");
+            rs
+        });
         devices.push(DeviceDiagnosis {
             gpu: g.id,
             window: att.window,

@@ -164,8 +164,8 @@ pub fn device_label(d: &DeviceReport) -> String {
 
 /// The line that stands for the fixes when there are none: the GPU was
 /// busy, or it idled with a cause but no what-if gains anything (then say
-/// so, rather than call it busy).
-fn no_fix_line(d: &DeviceReport) -> String {
+/// so, rather than call it busy), or only the minor fixes together do.
+fn no_fix_line(r: &Report, d: &DeviceReport) -> String {
     let idle = 100.0 * d.idle_ns as f64 / (d.idle_ns + d.busy_ns).max(1) as f64;
     let top = d
         .idle_by_cause_ns
@@ -173,8 +173,19 @@ fn no_fix_line(d: &DeviceReport) -> String {
         .filter_map(|(c, v)| Some((c, v.as_i64()?)))
         .filter(|x| x.1 > 0)
         .max_by_key(|x| x.1);
-    match top {
-        Some((cause, _)) if idle >= 5.0 => format!(
+    // Minor fixes can each save under 0.5% and still save more together.
+    let together = r
+        .combined
+        .as_ref()
+        .filter(|_| r.minor.len() > 1)
+        .map(|c| before_after(r, c.est_step_ns_after, c.est_saving_ns))
+        .filter(|x| x.1 >= crate::analysis::findings::MINOR_STEP_PCT);
+    match (top, together) {
+        (_, Some((step, saving))) => format!(
+            "No fix saves 0.5% alone; the {} minor ones together: {step}, saves {saving:.1}%.",
+            r.minor.len()
+        ),
+        (Some((cause, _)), None) if idle >= 5.0 => format!(
             "No fix with a measurable saving: the GPU idled {idle:.0}% (mostly {cause}),\n\
              but no what-if gains 0.5% or more."
         ),
@@ -197,7 +208,7 @@ pub fn no_findings_line(r: &Report) -> Option<String> {
             dur(w1 - w0)
         ))
     } else {
-        r.devices.first().map(no_fix_line)
+        r.devices.first().map(|d| no_fix_line(r, d))
     }
 }
 
@@ -850,7 +861,7 @@ pub fn render_multi(
 
 #[cfg(test)]
 mod tests {
-    use super::super::report::HostProcessReport;
+    use super::super::report::{CombinedReport, FindingReport, HostProcessReport};
     use super::*;
 
     #[test]
@@ -917,14 +928,46 @@ mod tests {
             busy_by_precision_ns: Default::default(),
             low_bit_gemm_ns: 0,
         };
+        use crate::model::{Source, Timeline};
+        let mut tl = Timeline::new(Source::Kineto, "t.json");
+        tl.finalize();
+        let mut r = Report::build(&tl, &crate::analysis::diagnose(&tl));
+        r.wall_ns = 1_000_000;
         let busy = "No stall worth fixing: the GPU was busy.";
-        assert_eq!(no_fix_line(&d(99, &[("launch", 1)])), busy);
-        assert_eq!(no_fix_line(&d(50, &[])), busy);
-        let line = no_fix_line(&d(50, &[("other", 45), ("launch", 5)]));
+        assert_eq!(no_fix_line(&r, &d(99, &[("launch", 1)])), busy);
+        assert_eq!(no_fix_line(&r, &d(50, &[])), busy);
+        let idle = d(50, &[("other", 45), ("launch", 5)]);
+        let line = no_fix_line(&r, &idle);
         assert!(
             line.starts_with("No fix with a measurable saving: the GPU idled 50% (mostly other)")
         );
         assert!(line.lines().all(|l| l.chars().count() <= WIDTH), "{line}");
+        // Minor fixes that save 0.5% only together are said to.
+        let minor = |cause: &str| FindingReport {
+            cause: cause.into(),
+            sub_cause: "x".into(),
+            share_pct: 1.0,
+            est_saving_ns: 4_000,
+            est_step_ns_after: 0,
+            assumption: String::new(),
+            evidence: String::new(),
+            fix: String::new(),
+            kernels: Vec::new(),
+        };
+        r.minor = vec![minor("io"), minor("cpu")];
+        r.combined = Some(CombinedReport {
+            est_step_ns_after: 0,
+            est_saving_ns: 4_000,
+            assumption: String::new(),
+        });
+        assert!(no_fix_line(&r, &idle).starts_with("No fix with a measurable saving"));
+        r.combined.as_mut().unwrap().est_saving_ns = 9_000;
+        let line = no_fix_line(&r, &idle);
+        assert_eq!(
+            line,
+            "No fix saves 0.5% alone; the 2 minor ones together: window 1 ms -> 991 µs, saves 0.9%."
+        );
+        assert!(line.chars().count() <= WIDTH, "{line}");
     }
 
     fn io(what: &str, fs: &str, wait_ns: i64, read: u64) -> IoWaitReport {

@@ -1,7 +1,8 @@
 //! Which replays the findings need, run in one walk: the base, one per fix
-//! the findings may advise (each modeling that fix at its stated cost), the
-//! precision change, and all of them at once (`combined`). This is the
-//! orchestration of the what-ifs; `findings` reads their results.
+//! the findings advise (each modeling that fix at its stated cost), the FP8
+//! option, and the advised fixes all at once (`combined`). This is the
+//! orchestration of the what-ifs; `findings` decides which fixes it will
+//! advise before they run, and reads their results.
 //!
 //! Every estimate is a ratio of two replays over the same marks: the replay
 //! with the fix over the replay without it. The finding's step after is the
@@ -158,6 +159,15 @@ impl DataModel {
 
 type Lane = (Vec<Ns>, Ns);
 
+/// What the GPU ran, as the kernel-side fixes need it: the GPU (its
+/// architecture), its busy time by precision and its kernel mix.
+#[derive(Clone, Copy)]
+pub struct GpuKernels<'a> {
+    pub gpu: &'a Gpu,
+    pub busy_by_precision: &'a [(Precision, Ns)],
+    pub mix: &'a KernelMix,
+}
+
 /// Replay results.
 pub struct Replays {
     /// Without change (communication kernels at their transfer time).
@@ -165,10 +175,11 @@ pub struct Replays {
     /// As recorded: communication kernels with their wait for peers; None
     /// when none waited (then it equals `base`).
     pub full: Option<Lane>,
-    /// Indexed by `Fix::index()`; None where nothing of that fix is on the
-    /// critical host timeline (the replay would equal `base`).
+    /// Indexed by `Fix::index()`; None where the fix is not advised, or
+    /// nothing of it is on the critical host timeline (the replay would
+    /// equal `base`).
     pub by_fix: [Option<Lane>; Fix::ALL.len()],
-    /// Every fix at once.
+    /// Every advised fix at once.
     pub combined: Lane,
     pub data: Option<DataModel>,
 }
@@ -202,20 +213,23 @@ impl Replays {
         (self.ratio(Fix::Comm) * span(&self.combined) / span(&self.base)).clamp(0.0, 1.0)
     }
 
-    /// Replays every change a finding may need, in one walk over the ops:
-    /// this runs while the idle time is still being attributed, before the
-    /// findings (and so the causes worth a replay) are known. Fixes with
-    /// nothing on the critical host timeline replay as the base does, and
-    /// are not walked.
+    /// Replays the fixes the findings advise (`findings::advised`), each
+    /// alone and all at once, and the FP8 option, in one walk over the ops.
+    /// Fixes with nothing on the critical host timeline replay as the base
+    /// does, and are not walked.
     pub fn run(
         cx: &Context,
         r: &Replay,
         launcher: ThreadRef,
         marks: &[Ns],
-        gpu: &Gpu,
-        busy_by_precision: &[(Precision, Ns)],
-        mix: &KernelMix,
+        kernels: &GpuKernels,
+        advised: &[Fix],
     ) -> Replays {
+        let GpuKernels {
+            gpu,
+            busy_by_precision,
+            mix,
+        } = *kernels;
         let unfused_attention = crate::analysis::attention::unfused(mix, busy_by_precision);
         let present = r.present();
         let data = DataModel::measure(cx, r, launcher);
@@ -307,40 +321,42 @@ impl Replays {
                 Fix::Comm => r.comm_waits(),
                 Fix::Attention => unfused_attention,
             };
-            on.then_some(c)
+            // FP8 is an option, not advised: its lane runs wherever it applies.
+            (on && (f == Fix::Fp8 || advised.contains(&f))).then_some(c)
         };
         let fixes: Vec<(Fix, Change)> = Fix::ALL
             .into_iter()
             .filter_map(|f| fix_change(f).map(|c| (f, c)))
             .collect();
+        let has = |f: Fix| advised.contains(&f);
+        let remove: Vec<Act> = [
+            (Fix::Data, Act::Data),
+            (Fix::Io, Act::Io),
+            (Fix::Memory, Act::Memory),
+            (Fix::Sync, Act::Sync),
+            (Fix::Transfer, Act::Transfer),
+            (Fix::Launch, Act::Launch),
+            (Fix::Other, Act::Wait),
+        ]
+        .into_iter()
+        // With a batch model, the data fix paces the batches instead.
+        .filter(|&(f, a)| has(f) && !(a == Act::Data && data.is_some()))
+        .map(|x| x.1)
+        .collect();
+        let unchanged = |_: Precision| 1.0;
         let combined = Change {
-            remove: if data.is_some() {
-                &[
-                    Act::Io,
-                    Act::Memory,
-                    Act::Sync,
-                    Act::Transfer,
-                    Act::Launch,
-                    Act::Wait,
-                ]
+            remove: &remove,
+            drop_offload: has(Fix::Memory),
+            speedup: if has(Fix::Precision) {
+                &speedup
             } else {
-                &[
-                    Act::Data,
-                    Act::Io,
-                    Act::Memory,
-                    Act::Sync,
-                    Act::Transfer,
-                    Act::Launch,
-                    Act::Wait,
-                ]
+                &unchanged
             },
-            drop_offload: true,
-            speedup: &speedup,
-            drop_softmax: unfused_attention,
-            per_launch_ns: Some(GRAPH_LAUNCH_NS),
-            drop_host_work: true,
-            batches: data.map(|d| d.clock),
-            drop_deps: true,
+            drop_softmax: has(Fix::Attention) && unfused_attention,
+            per_launch_ns: has(Fix::CpuPython).then_some(GRAPH_LAUNCH_NS),
+            drop_host_work: has(Fix::HostWork),
+            batches: data.filter(|_| has(Fix::Data)).map(|d| d.clock),
+            drop_deps: has(Fix::Other),
             comm_wait: false,
         };
         let base = Change::none();

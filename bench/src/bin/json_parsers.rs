@@ -4,7 +4,12 @@
 //!   file is mapped, as `stallscope analyze` does);
 //! - serde_json skipping every value (`IgnoredAny`): validating, keeping nothing;
 //! - simd-json building its tape (validating, every value parsed), from a
-//!   copy made before the clock starts (it parses in place).
+//!   copy made before the clock starts (it parses in place);
+//! - sonic-rs building its document (validating, every value parsed).
+//!
+//! The SIMD parsers pick their instructions when compiled: build with
+//! `RUSTFLAGS="-C target-cpu=native"` to give them AVX2 or AVX-512 (ours
+//! then gets the same flags).
 //!
 //! Built only with the `simd-json` feature (CI never builds it):
 //!
@@ -36,7 +41,7 @@ fn main() -> Result<()> {
     if text.starts_with(&[0x1f, 0x8b]) {
         bail!("{path} is gzip: give the plain JSON (zcat it first)");
     }
-    let (mut ours, mut serde, mut simd) = (vec![], vec![], vec![]);
+    let (mut ours, mut serde, mut simd, mut sonic) = (vec![], vec![], vec![], vec![]);
     let mut events = 0;
     for _ in 0..runs {
         let t = Instant::now();
@@ -54,6 +59,11 @@ fn main() -> Result<()> {
         let tape = simd_json::to_tape(&mut copy).map_err(|e| anyhow::anyhow!("simd-json: {e}"))?;
         simd.push(t.elapsed());
         drop(tape);
+
+        let t = Instant::now();
+        let doc: sonic_rs::Value = sonic_rs::from_slice(&text).context("sonic-rs")?;
+        sonic.push(t.elapsed());
+        drop(doc);
     }
     let mb = text.len() as f64 / 1e6;
     println!("{path}: {mb:.1} MB, {events} events kept by ours; medians of {runs} runs, one core");
@@ -61,6 +71,7 @@ fn main() -> Result<()> {
         ("ours (read + build the timeline)", median(ours)),
         ("serde_json IgnoredAny (validate only)", median(serde)),
         ("simd-json to_tape (validate + tape)", median(simd)),
+        ("sonic-rs Value (validate + document)", median(sonic)),
     ] {
         let s = d.as_secs_f64();
         println!("  {what:40} {:8.1} ms {:8.0} MB/s", s * 1e3, mb / s);

@@ -160,6 +160,12 @@ fn cases() -> Vec<Case> {
         // needs h14a: item 4
         case("fd_limit_1024_with_256_threads", &[SH, "{hostile}/ulimit_threads.sh", "1024", "256"])
             .needs("h14a item 4: a small fixed number of fds, whatever the thread count"),
+        // The shim's transient fds (the sampler's /proc reads, the GPU
+        // watcher's dlopen of libcuda, growing the trace file) took the last
+        // free number now and then: the program's open failed with EMFILE
+        // (5 of 5 runs at 1000 Hz before the fix, 29-111 times each).
+        case("last_free_fd_at_the_limit_with_40_threads", &[SH, "{hostile}/ulimit_last_fd.sh", "64", "40", "100000"])
+            .settings(&["--sample-hz", "1000"], &[("STALLSCOPE_SAMPLE_HZ", "1000")]),
         // needs h14a: item 4 (the shim's fds below a low limit)
         case("fd_limit_32_single_thread", &[SH, "{hostile}/ulimit_threads.sh", "32", "0"])
             .needs("h14a item 4: give fds up first under RLIMIT_NOFILE pressure"),
@@ -697,6 +703,7 @@ equivalence_tests! {
     sigalrm_interrupts_reads_with_eintr
     python_signal_handlers_and_children
     fd_limit_64_with_40_threads
+    last_free_fd_at_the_limit_with_40_threads
     fd_limit_1024_with_256_threads
     fd_limit_32_single_thread
     vfork_child_closes_every_fd

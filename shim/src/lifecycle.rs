@@ -182,6 +182,7 @@ pub fn begin_now() {
 /// Lays out this process's trace file and turns recording on. The file
 /// itself is made by the first record (see trace_file.rs).
 fn begin(cfg: &Config, out: &OsString, t0: Pair) -> bool {
+    crate::fd_room::refresh_limit();
     let pid = pid();
     let ppid = ORIGIN.ppid.load(Ordering::Relaxed);
     let start_mono = ORIGIN.mono.load(Ordering::Relaxed);

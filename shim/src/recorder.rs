@@ -20,7 +20,7 @@ use stallscope_format::writer::{Claim, MetaStream, Region, ThreadSlot};
 use crate::clock::{self, ticks, ticks_to_ns};
 use crate::tls::{STATE, ThreadState, gettid};
 use crate::trace_file::{TraceFile, file_state, strerror, transient};
-use crate::{diag, fdinfo, sampler};
+use crate::{diag, fd_room, fdinfo, sampler};
 
 /// Everything about the current process's recording. Created once per process
 /// image (and again in each forked child); never freed, so references stay
@@ -187,10 +187,12 @@ pub fn leave_fd(e: Entry, op: HostOp, fd: c_int, moved: i64, force: bool) {
 }
 
 /// Ends an open: remembers the path for describing the file later, cheaply,
-/// and whether the open may have created the file.
+/// and whether the open may have created the file; notes how close the
+/// program is to its fd limit (`fd_room`).
 #[inline(always)]
 pub fn leave_open(e: Entry, fd: c_int, path: *const core::ffi::c_char, flags: c_int) {
     if e.t0 != 0 {
+        fd_room::opened(fd);
         fdinfo::remember_path(fd, path, flags & libc::O_CREAT != 0);
         leave(e, HostOp::Open, Target::Fd(fd), 0, false);
     }
@@ -200,6 +202,7 @@ pub fn leave_open(e: Entry, fd: c_int, path: *const core::ffi::c_char, flags: c_
 #[inline(always)]
 pub fn leave_close(e: Entry, fd: c_int) {
     if e.t0 != 0 {
+        fd_room::closed(fd);
         fdinfo::forget_path(fd);
         leave(e, HostOp::Close, Target::Fd(-1), 0, false);
     }

@@ -18,7 +18,7 @@ use stallscope_format::records::{Clock, Sample, ThreadName};
 use crate::clock::{self, Pair};
 use crate::recorder::{self, Writer};
 use crate::tls::gettid;
-use crate::{diag, real};
+use crate::{diag, fd_room, real};
 
 /// Threads followed at once; more are sampled in later rounds as others exit.
 const MAX_THREADS: usize = 256;
@@ -200,15 +200,25 @@ fn run(hz: u32) {
             next = now; // fell behind (suspended, overloaded): do not burst
         }
         if tick.is_multiple_of(RELIST_TICKS) {
-            relist(&mut threads, me);
-            crate::gpu::poll_lazy();
+            fd_room::refresh_limit();
         }
-        recorder::with_writer(|w| {
-            for t in threads.iter_mut() {
-                sample(w, t, now);
+        // Each read holds an fd for a moment: none while the program is
+        // near its fd limit, where it needs every number (see `fd_room`).
+        if fd_room::room() {
+            if tick.is_multiple_of(RELIST_TICKS) {
+                relist(&mut threads, me);
+                crate::gpu::poll_lazy();
             }
-        });
-        threads.retain(|t| !t.gone);
+            recorder::with_writer(|w| {
+                for t in threads.iter_mut() {
+                    if !fd_room::room() {
+                        break;
+                    }
+                    sample(w, t, now);
+                }
+            });
+            threads.retain(|t| !t.gone);
+        }
         if now - last_clock >= 1_000_000_000 {
             last_clock = now;
             recorder::with_writer(|w| once_a_second(rec, w));

@@ -428,6 +428,13 @@ impl TraceFile {
             return false;
         };
         let saved = errno();
+        // Near its fd limit the program needs every number, even for the
+        // moment this fd lives (another of its threads may be opening).
+        crate::fd_room::refresh_limit();
+        if !crate::fd_room::room() {
+            self.last_errno.store(libc::EMFILE, Ordering::Relaxed);
+            return false;
+        }
         let fd = unsafe {
             real::open(
                 named.path_c.as_ptr(),

@@ -197,7 +197,16 @@ fn driver() -> Option<usize> {
     static DRIVER: AtomicUsize = AtomicUsize::new(0);
     match DRIVER.load(Ordering::Relaxed) {
         0 => {
-            let h = open(b"libcuda.so.1", libc::RTLD_LAZY | libc::RTLD_NOLOAD)?;
+            // By its bare name, dlopen searches the library path when the
+            // driver is not loaded, opening each candidate even with
+            // RTLD_NOLOAD: an fd taken on every poll of the GPU watcher, which
+            // a program at its fd limit lacked. The loaded objects are listed
+            // without one.
+            let path = loaded_objects("libcuda.so").into_iter().next()?;
+            let h = open(
+                path.as_os_str().as_bytes(),
+                libc::RTLD_LAZY | libc::RTLD_NOLOAD,
+            )?;
             DRIVER.store(h, Ordering::Relaxed);
             Some(h)
         }
@@ -235,6 +244,14 @@ pub fn cuda_initialized() -> bool {
 /// True if the override library is loaded by the program and implements
 /// CUDA itself (a stand-in such as gpusim, which has no driver to ask).
 pub fn standin_loaded(path: &OsStr) -> bool {
+    // Not dlopen first: it opens the file to compare it with the loaded
+    // objects (see `driver`).
+    let Some(name) = Path::new(path).file_name().and_then(OsStr::to_str) else {
+        return false;
+    };
+    if loaded_objects(name).is_empty() {
+        return false;
+    }
     let Some(h) = open(path.as_bytes(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) else {
         return false;
     };

@@ -178,7 +178,7 @@ struct Planned {
 /// OOMs or offload traffic, which cost GPU time too).
 fn planned(i: &Inputs) -> Vec<Planned> {
     let wall = (i.cx.window.1 - i.cx.window.0).max(1);
-    let counts = |idle: Ns| 100.0 * idle as f64 / wall as f64 >= MIN_SHARE_PCT;
+    let counts = |idle: Ns| counts(idle, wall);
     let mut out = Vec::new();
     for cause in Cause::ALL {
         let idle = i.att.idle_by_cause[cause.index()];
@@ -230,7 +230,7 @@ fn planned(i: &Inputs) -> Vec<Planned> {
 /// their peers.
 pub fn advised(i: &Inputs, comm_waits: bool) -> Vec<Fix> {
     let wall = (i.cx.window.1 - i.cx.window.0).max(1);
-    let counts = |ns: Ns| 100.0 * ns as f64 / wall as f64 >= MIN_SHARE_PCT;
+    let counts = |ns: Ns| counts(ns, wall);
     let mut out: Vec<Fix> = planned(i).iter().map(|p| p.fix).collect();
     let fp32_tf32: Ns = i
         .busy_by_precision
@@ -248,6 +248,12 @@ pub fn advised(i: &Inputs, comm_waits: bool) -> Vec<Fix> {
         out.push(Fix::Attention);
     }
     out
+}
+
+/// Whether `ns` of the window is enough for a finding (`MIN_SHARE_PCT`):
+/// one test for what `advised` plans and what `build` reports.
+fn counts(ns: Ns, wall: Ns) -> bool {
+    100.0 * ns as f64 / wall as f64 >= MIN_SHARE_PCT
 }
 
 fn round2(x: f64) -> f64 {
@@ -429,7 +435,7 @@ fn comm_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
     i.replays?.full.as_ref()?;
     let wait = comm_wait_total(i.cx, i.gpu);
     let share = 100.0 * wait as f64 / wall as f64;
-    if share < MIN_SHARE_PCT {
+    if !counts(wait, wall) {
         return None;
     }
     let (saving, after) = estimate(
@@ -498,7 +504,7 @@ fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
     };
     let (saving, after) = estimate(ratio, wall, mean_step);
     let share = 100.0 * (fp32 + tf32) as f64 / wall as f64;
-    if share < MIN_SHARE_PCT {
+    if !counts(fp32 + tf32, wall) {
         return None;
     }
     let (evidence, fix, kernels) = advice::precision(i, fp32, tf32, kernels);

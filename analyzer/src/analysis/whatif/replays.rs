@@ -328,35 +328,32 @@ impl Replays {
             .into_iter()
             .filter_map(|f| fix_change(f).map(|c| (f, c)))
             .collect();
-        let has = |f: Fix| advised.contains(&f);
-        let remove: Vec<Act> = [
-            (Fix::Data, Act::Data),
-            (Fix::Io, Act::Io),
-            (Fix::Memory, Act::Memory),
-            (Fix::Sync, Act::Sync),
-            (Fix::Transfer, Act::Transfer),
-            (Fix::Launch, Act::Launch),
-            (Fix::Other, Act::Wait),
-        ]
-        .into_iter()
-        // With a batch model, the data fix paces the batches instead.
-        .filter(|&(f, a)| has(f) && !(a == Act::Data && data.is_some()))
-        .map(|x| x.1)
-        .collect();
-        let unchanged = |_: Precision| 1.0;
+        // Every advised fix at once: the union of their lanes' changes. FP8
+        // is an option, not advised; the comm fix is applied to the ratio
+        // instead (see `combined_ratio`).
+        let together: Vec<&Change> = fixes
+            .iter()
+            .filter(|(f, _)| !matches!(f, Fix::Fp8 | Fix::Comm))
+            .map(|(_, c)| c)
+            .collect();
+        let remove: Vec<Act> = together
+            .iter()
+            .flat_map(|c| c.remove.iter().copied())
+            .collect();
+        let unchanged: &(dyn Fn(Precision) -> f64 + Sync) = &|_| 1.0;
         let combined = Change {
             remove: &remove,
-            drop_offload: has(Fix::Memory),
-            speedup: if has(Fix::Precision) {
-                &speedup
-            } else {
-                &unchanged
-            },
-            drop_softmax: has(Fix::Attention) && unfused_attention,
-            per_launch_ns: has(Fix::CpuPython).then_some(GRAPH_LAUNCH_NS),
-            drop_host_work: has(Fix::HostWork),
-            batches: data.filter(|_| has(Fix::Data)).map(|d| d.clock),
-            drop_deps: has(Fix::Other),
+            drop_offload: together.iter().any(|c| c.drop_offload),
+            // Of the advised fixes, only the precision fix changes kernel speeds.
+            speedup: fixes
+                .iter()
+                .find(|(f, _)| *f == Fix::Precision)
+                .map_or(unchanged, |(_, c)| c.speedup),
+            drop_softmax: together.iter().any(|c| c.drop_softmax),
+            per_launch_ns: together.iter().find_map(|c| c.per_launch_ns),
+            drop_host_work: together.iter().any(|c| c.drop_host_work),
+            batches: together.iter().find_map(|c| c.batches),
+            drop_deps: together.iter().any(|c| c.drop_deps),
             comm_wait: false,
         };
         let base = Change::none();

@@ -1,13 +1,14 @@
-//! Whether the program has fd numbers to spare, so that the sampler thread
-//! may hold one for a moment to read a /proc file.
+//! Whether the program has fd numbers to spare, so that the shim may hold
+//! one for a moment: the sampler's /proc reads, the trace file opened again
+//! to grow.
 //!
 //! An fd takes the lowest free number, and RLIMIT_NOFILE bounds the numbers.
 //! A program that opens files up to its limit needs every number below it:
-//! while the sampler held one, the program's own open failed with EMFILE (the
+//! while the shim held one, the program's own open failed with EMFILE (the
 //! equivalence test `fd_limit_64_with_40_threads` saw the program open one
-//! file fewer under the shim, about once in a hundred runs). The open and
-//! close hooks note which numbers the program gets; near its limit, the
-//! sampler skips its reads until the program closes fds again.
+//! file fewer under the shim, now and then). The open and close hooks note
+//! which numbers the program gets; near its limit, the shim takes no fd
+//! until the program closes fds again.
 
 use core::ffi::c_int;
 use core::sync::atomic::{AtomicI32, Ordering};
@@ -17,18 +18,20 @@ use core::sync::atomic::{AtomicI32, Ordering};
 /// of fds. An estimate: the shim sees opens, not every call that takes an fd.
 static LOWEST_FREE: AtomicI32 = AtomicI32::new(0);
 
-/// The soft RLIMIT_NOFILE, as the sampler last read it.
+/// The soft RLIMIT_NOFILE, as last read (at the start of the recording, by
+/// the sampler every tenth tick, and before the trace file grows).
 static LIMIT: AtomicI32 = AtomicI32::new(i32::MAX);
 
-/// Numbers kept free for the program below its limit. The sampler holds one
-/// fd at a time, for a few microseconds; the program would have to open this
-/// many files in that time to reach the limit before the sampler lets go.
+/// Numbers kept free for the program below its limit. The shim holds one fd
+/// at a time, for a few microseconds; the program would have to open this
+/// many files in that time to reach the limit before the shim lets go.
 const MARGIN: i32 = 16;
 
 /// Notes the result of one of the program's opens.
 #[inline]
 pub fn opened(fd: c_int) {
-    note_open(&LOWEST_FREE, fd, errno());
+    // errno only matters (and is only read) when the open failed.
+    note_open(&LOWEST_FREE, fd, if fd < 0 { errno() } else { 0 });
 }
 
 /// Notes one of the program's closes.

@@ -9,6 +9,7 @@ use super::job::{JobContext, Mode};
 use super::kernels::short_name;
 use super::precision;
 use super::types::Cause;
+use super::whatif::replays::DataModel;
 use crate::model::{Ns, Precision};
 
 pub fn secs(ns: Ns) -> String {
@@ -134,6 +135,28 @@ pub fn io_writing(i: &Inputs) -> Option<Writing> {
 /// DataLoader (or producer processes) in the trace, or neither.
 fn has_producer(i: &Inputs) -> bool {
     i.job.dataloader || i.ev.producer_count > 0
+}
+
+/// The fix a host-side finding pairs with when batches pace the loop (see
+/// `whatif::replays::paced_by_batches`): the producers made faster, as the
+/// data what-if `d` models them.
+pub fn faster_batches(i: &Inputs, d: &DataModel) -> String {
+    match (d.workers, d.workers_after) {
+        (Some(0), Some(m)) => format!(
+            "load the batches in DataLoader workers (num_workers 0 -> {m}), so that the next one is \
+             ready when the loop asks"
+        ),
+        (Some(n), Some(m)) => format!(
+            "more DataLoader workers (num_workers {n} -> {m}) or cheaper batches, so that the next \
+             one is ready when the loop asks"
+        ),
+        _ if has_producer(i) => "more DataLoader workers or cheaper batches, so that the next one \
+                                 is ready when the loop asks"
+            .to_string(),
+        _ => "a faster batch producer (record it too), so that the next batch is ready when the \
+              loop asks"
+            .to_string(),
+    }
 }
 
 /// An AMD GPU, by its name or architecture, or by the HIP calls of its trace.

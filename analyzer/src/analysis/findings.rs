@@ -11,12 +11,15 @@ use super::job::JobContext;
 use super::memory::MemoryFacts;
 use super::precision::bf16_speedup;
 use super::types::{Cause, Combined, Finding, Steps};
-use super::whatif::replays::{Fix, Replays};
+use super::whatif::replays::{DataModel, Fix, Replays, paced_by_batches};
 use super::whatif::{BURST_GAP_NS, GRAPH_LAUNCH_NS, comm_wait_total};
 use crate::model::{Gpu, Ns, Precision};
 
 /// Findings below this share of the window are left out as noise.
 const MIN_SHARE_PCT: f64 = 0.5;
+/// Host-side findings with less idle time than this share of the window
+/// are not replayed with faster batches (`pairable`).
+const PAIR_MIN_PCT: f64 = 2.0;
 /// Findings that save less than this share of the step are minor.
 pub const MINOR_STEP_PCT: f64 = 0.5;
 
@@ -105,10 +108,33 @@ pub fn build(i: &Inputs) -> Built {
     };
     let ratio = |f: Fix| i.replays.map_or(1.0, |r| r.ratio(f));
     let mut out = Vec::new();
+    let mut paired = false;
     let mut push = |cause: &str, sub: &str, idle: Ns, fix: Fix, texts: (String, String)| {
         let share = 100.0 * idle as f64 / wall as f64;
         let cap = cap_of(i, fix, idle);
-        let (saving, after) = estimate(capped(ratio(fix), cap, wall), wall, mean_step);
+        let alone = capped(ratio(fix), cap, wall);
+        let (evidence, fix_text, assumed, r) = match swallowed_by_batches(i, fix, idle, cap, alone)
+        {
+            Some((r, d, batch_wait)) => (
+                format!(
+                    "{}; alone, this fix saves {:.0}%: the loop would wait for batches instead (it \
+                     waited {} for them already)",
+                    texts.0,
+                    100.0 * (1.0 - alone),
+                    secs(batch_wait)
+                ),
+                format!("{}; and {}", texts.1, advice::faster_batches(i, &d)),
+                format!(
+                    "{}; with faster batches too: {}",
+                    assumption(i, fix, sub),
+                    assumption(i, Fix::Data, "")
+                ),
+                r,
+            ),
+            None => (texts.0, texts.1, assumption(i, fix, sub), alone),
+        };
+        paired |= r < alone;
+        let (saving, after) = estimate(r, wall, mean_step);
         out.push(Finding {
             cause: cause.to_string(),
             sub_cause: sub.to_string(),
@@ -116,9 +142,9 @@ pub fn build(i: &Inputs) -> Built {
             step_share_pct: round2(share),
             est_saving_ns: saving,
             est_step_ns_after: after,
-            assumption: assumption(i, fix, sub),
-            evidence: texts.0,
-            fix: texts.1,
+            assumption: assumed,
+            evidence,
+            fix: fix_text,
             kernels: Vec::new(),
         });
     };
@@ -144,7 +170,12 @@ pub fn build(i: &Inputs) -> Built {
         .into_iter()
         .partition(|f| 100.0 * f.est_saving_ns as f64 / wall as f64 >= MINOR_STEP_PCT);
     let combined = i.replays.map(|r| {
-        let (saving, after) = estimate(r.combined_ratio(), wall, mean_step);
+        // A finding paired with faster batches advises those too.
+        let ratio = match r.combined_with_batches_ratio() {
+            Some(x) if paired => x,
+            _ => r.combined_ratio(),
+        };
+        let (saving, after) = estimate(ratio, wall, mean_step);
         Combined {
             est_saving_ns: saving,
             est_step_ns_after: after,
@@ -162,6 +193,31 @@ pub fn build(i: &Inputs) -> Built {
             .filter(|f| 100.0 * f.est_saving_ns as f64 / wall as f64 >= MINOR_STEP_PCT)
             .collect(),
     }
+}
+
+/// Whether the batch producers swallow what `fix` frees: with batches
+/// arriving as recorded, the loop reaches its next batch sooner and waits
+/// there instead. That is so when the fix alone (`alone`, its capped
+/// ratio) saves under half of its idle time while the fix with faster
+/// batches saves a quarter of it more, and at least a minor finding's
+/// share. Then the pair's ratio (capped at `cap` plus the data idle time),
+/// the data model, and the batch waits on the critical host timeline.
+fn swallowed_by_batches(
+    i: &Inputs,
+    fix: Fix,
+    idle: Ns,
+    cap: Ns,
+    alone: f64,
+) -> Option<(f64, DataModel, Ns)> {
+    let r = i.replays?;
+    let d = r.data?;
+    let wall = (i.cx.window.1 - i.cx.window.0).max(1) as f64;
+    let total: Ns = i.att.idle_by_cause.iter().sum();
+    let cap = (cap + i.att.idle_by_cause[Cause::Data.index()]).min(total.max(cap));
+    let pair = capped(r.ratio_with_batches(fix)?, cap, wall as Ns);
+    let (share, solo, both) = (idle as f64 / wall, 1.0 - alone, 1.0 - pair);
+    let more = (MINOR_STEP_PCT / 100.0).max(share / 4.0);
+    (solo < share / 2.0 && both - solo >= more).then_some((pair, d, r.batch_wait_ns))
 }
 
 /// A cause's finding to be: its top sub-cause, its idle time, and the fix
@@ -248,6 +304,19 @@ pub fn advised(i: &Inputs, comm_waits: bool) -> Vec<Fix> {
         out.push(Fix::Attention);
     }
     out
+}
+
+/// The advised host-side fixes worth replaying with faster batches too
+/// (see `swallowed_by_batches`): those of a cause with at least
+/// `PAIR_MIN_PCT` of the window idle. Below that, what the pair could show
+/// is not worth a replay lane on every trace with batch waits.
+pub fn pairable(i: &Inputs) -> Vec<Fix> {
+    let wall = (i.cx.window.1 - i.cx.window.0).max(1) as f64;
+    planned(i)
+        .iter()
+        .filter(|p| paced_by_batches(p.fix) && 100.0 * p.idle as f64 / wall >= PAIR_MIN_PCT)
+        .map(|p| p.fix)
+        .collect()
 }
 
 /// Whether `ns` of the window is enough for a finding (`MIN_SHARE_PCT`):

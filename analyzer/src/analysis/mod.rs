@@ -149,28 +149,28 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
             },
         );
         let replays = replay.map(|(r, l)| {
-            let advised = findings::advised(
-                &findings::Inputs {
-                    cx: &cx,
-                    gpu: g,
-                    att: &att,
-                    ev: &ev,
-                    mem: &mem,
-                    steps: &steps,
-                    busy_by_precision: &by_prec,
-                    gemm_by_name: &gemm_by_name,
-                    mix: &mix,
-                    replays: None,
-                    job: &job,
-                },
-                r.comm_waits(),
-            );
+            let inputs = findings::Inputs {
+                cx: &cx,
+                gpu: g,
+                att: &att,
+                ev: &ev,
+                mem: &mem,
+                steps: &steps,
+                busy_by_precision: &by_prec,
+                gemm_by_name: &gemm_by_name,
+                mix: &mix,
+                replays: None,
+                job: &job,
+            };
+            let advised = findings::advised(&inputs, r.comm_waits());
+            let pairable = findings::pairable(&inputs);
             let kernels = whatif::replays::GpuKernels {
                 gpu: g,
                 busy_by_precision: &by_prec,
                 mix: &mix,
             };
-            let rs = whatif::replays::Replays::run(&cx, &r, l, &marks, &kernels, &advised);
+            let rs =
+                whatif::replays::Replays::run(&cx, &r, l, &marks, &kernels, &advised, &pairable);
             lap("replays");
             rs
         });

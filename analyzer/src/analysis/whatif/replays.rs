@@ -182,6 +182,33 @@ pub struct Replays {
     /// Every advised fix at once.
     pub combined: Lane,
     pub data: Option<DataModel>,
+    /// Host-side fixes together with the data fix (indexed as `by_fix`),
+    /// where batch waits are on the critical host timeline and the data
+    /// fix is not advised: with batches arriving as recorded, the time a
+    /// host fix frees can go to waiting for the next batch instead (see
+    /// [`paced_by_batches`]).
+    pub with_batches: [Option<Lane>; Fix::ALL.len()],
+    /// Every advised fix and the data fix at once, where `with_batches`
+    /// has lanes.
+    pub combined_with_batches: Option<Lane>,
+    /// The batch waits on the critical host timeline, in all.
+    pub batch_wait_ns: Ns,
+}
+
+/// Host-side fixes whose saving the batch producers can swallow: the loop
+/// gets to its next batch sooner, and waits there instead.
+pub fn paced_by_batches(f: Fix) -> bool {
+    matches!(
+        f,
+        Fix::Io
+            | Fix::CpuPython
+            | Fix::HostWork
+            | Fix::Memory
+            | Fix::Sync
+            | Fix::Transfer
+            | Fix::Launch
+            | Fix::Other
+    )
 }
 
 /// The length the marks of a lane span.
@@ -204,6 +231,19 @@ impl Replays {
         r.clamp(0.0, 1.0)
     }
 
+    /// The ratio of `fix` together with the data fix, where that was
+    /// replayed.
+    pub fn ratio_with_batches(&self, fix: Fix) -> Option<f64> {
+        let l = self.with_batches[fix.index()].as_ref()?;
+        Some((span(l) / span(&self.base)).clamp(0.0, 1.0))
+    }
+
+    /// `combined_ratio` with the data fix among the fixes.
+    pub fn combined_with_batches_ratio(&self) -> Option<f64> {
+        let l = self.combined_with_batches.as_ref()?;
+        Some((self.ratio(Fix::Comm) * span(l) / span(&self.base)).clamp(0.0, 1.0))
+    }
+
     /// The ratio of every fix at once, against the recording: over `base`,
     /// as every other fix's is, then brought to the recording by the comm
     /// fix's ratio. (Taken over `full` directly, a wait for peers before the
@@ -214,7 +254,9 @@ impl Replays {
     }
 
     /// Replays the fixes the findings advise (`findings::advised`), each
-    /// alone and all at once, and the FP8 option, in one walk over the ops.
+    /// alone and all at once, and the FP8 option, in one walk over the ops;
+    /// where batches pace the loop, also those of `pairable` with faster
+    /// batches (`with_batches`).
     /// Fixes with nothing on the critical host timeline replay as the base
     /// does, and are not walked.
     pub fn run(
@@ -224,6 +266,7 @@ impl Replays {
         marks: &[Ns],
         kernels: &GpuKernels,
         advised: &[Fix],
+        pairable: &[Fix],
     ) -> Replays {
         let GpuKernels {
             gpu,
@@ -336,29 +379,49 @@ impl Replays {
             .filter(|(f, _)| !matches!(f, Fix::Fp8 | Fix::Comm))
             .map(|(_, c)| c)
             .collect();
-        let remove: Vec<Act> = together
-            .iter()
-            .flat_map(|c| c.remove.iter().copied())
-            .collect();
+        let remove: Vec<Act> = removed(&together);
         let unchanged: &(dyn Fn(Precision) -> f64 + Sync) = &|_| 1.0;
-        let combined = Change {
-            remove: &remove,
-            drop_offload: together.iter().any(|c| c.drop_offload),
-            // Of the advised fixes, only the precision fix changes kernel speeds.
-            speedup: fixes
+        // Of the advised fixes, only the precision fix changes kernel speeds.
+        let speedup = fixes
+            .iter()
+            .find(|(f, _)| *f == Fix::Precision)
+            .map_or(unchanged, |(_, c)| c.speedup);
+        let combined = union(&together, &remove, speedup);
+        // Where batches pace the loop but the data fix is not advised (the
+        // batch waits idle no GPU), each host-side fix with faster batches,
+        // and all of them with it (see `paced_by_batches`). An advised data
+        // fix has its own finding, and `combined` has it.
+        let data_advised = fixes.iter().any(|(f, _)| *f == Fix::Data);
+        let batch_fix = data.filter(|_| !data_advised).map(|d| Change {
+            batches: Some(d.clock),
+            ..Change::none()
+        });
+        let pairs: Vec<(Fix, [&Change; 2])> = match &batch_fix {
+            Some(b) => fixes
                 .iter()
-                .find(|(f, _)| *f == Fix::Precision)
-                .map_or(unchanged, |(_, c)| c.speedup),
-            drop_softmax: together.iter().any(|c| c.drop_softmax),
-            per_launch_ns: together.iter().find_map(|c| c.per_launch_ns),
-            drop_host_work: together.iter().any(|c| c.drop_host_work),
-            batches: together.iter().find_map(|c| c.batches),
-            drop_deps: together.iter().any(|c| c.drop_deps),
-            comm_wait: false,
+                .filter(|(f, _)| paced_by_batches(*f) && pairable.contains(f))
+                .map(|(f, c)| (*f, [c, b]))
+                .collect(),
+            None => Vec::new(),
         };
+        let all: Vec<&Change> = match &batch_fix {
+            Some(b) if !pairs.is_empty() => together.iter().copied().chain([b]).collect(),
+            _ => Vec::new(),
+        };
+        let removes: Vec<Vec<Act>> = pairs.iter().map(|(_, p)| removed(p)).collect();
+        let all_removed = removed(&all);
+        let mut extra: Vec<Change> = pairs
+            .iter()
+            .zip(&removes)
+            .map(|((_, p), rm)| union(p, rm, unchanged))
+            .collect();
+        if !all.is_empty() {
+            extra.push(union(&all, &all_removed, speedup));
+        }
         let base = Change::none();
         let mut refs: Vec<&Change> = vec![&base, &combined];
         refs.extend(fixes.iter().map(|(_, c)| c));
+        refs.extend(extra.iter());
         let mut out = r.run_all(&refs, marks).into_iter();
         let base = out.next().expect("the base lane");
         let combined = out.next().expect("the combined lane");
@@ -366,13 +429,49 @@ impl Replays {
         for (f, _) in &fixes {
             by_fix[f.index()] = out.next();
         }
+        let mut with_batches: [Option<Lane>; Fix::ALL.len()] = Default::default();
+        for (f, _) in &pairs {
+            with_batches[f.index()] = out.next();
+        }
+        let combined_with_batches = out.next();
         Replays {
             base,
             full: by_fix[Fix::Comm.index()].take(),
             by_fix,
             combined,
             data,
+            with_batches,
+            combined_with_batches,
+            batch_wait_ns: r.batch_waits().iter().map(|w| w.1 - w.0).sum(),
         }
+    }
+}
+
+/// The activities any of `parts` removes.
+fn removed(parts: &[&Change]) -> Vec<Act> {
+    parts
+        .iter()
+        .flat_map(|c| c.remove.iter().copied())
+        .collect()
+}
+
+/// The changes of `parts` at once, with kernel speeds from `speedup`;
+/// `remove` is [`removed`] of them.
+fn union<'c>(
+    parts: &[&Change<'c>],
+    remove: &'c [Act],
+    speedup: &'c (dyn Fn(Precision) -> f64 + Sync),
+) -> Change<'c> {
+    Change {
+        remove,
+        drop_offload: parts.iter().any(|c| c.drop_offload),
+        speedup,
+        drop_softmax: parts.iter().any(|c| c.drop_softmax),
+        per_launch_ns: parts.iter().find_map(|c| c.per_launch_ns),
+        drop_host_work: parts.iter().any(|c| c.drop_host_work),
+        batches: parts.iter().find_map(|c| c.batches),
+        drop_deps: parts.iter().any(|c| c.drop_deps),
+        comm_wait: false,
     }
 }
 

@@ -412,3 +412,45 @@ fn m_slow_first_launch_is_start_up() {
         "{ev}"
     );
 }
+
+/// (vi) One worker paces the loop (a batch every 80 ms), which waits for
+/// it while the GPU runs the last step's 40 ms, then reads files for about
+/// 40 ms while the GPU idles. Serving the reads from RAM alone only moves
+/// the wait to the next batch; with four workers too, the GPU sets the
+/// pace. The io finding says what its fix saves alone and with faster
+/// batches (or advises both, when the batch waits idle no GPU), and every
+/// fix at once predicts the run with both fixed.
+#[test]
+fn n_reads_between_paced_batches_pay_off_only_with_faster_batches() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = disk_tempdir();
+    let slow = run(tmp.path(), "paced_io", false);
+    let fixed = run(tmp.path(), "paced_io", true);
+    let all: Vec<&Value> = slow["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(slow["minor"].as_array().unwrap())
+        .collect();
+    let io = all
+        .iter()
+        .find(|f| f["cause"] == "io")
+        .unwrap_or_else(|| panic!("no io finding:\n{}", text_report(&slow)));
+    let evidence = io["evidence"].as_str().unwrap();
+    assert!(evidence.contains("alone, this fix saves"), "{evidence}");
+    let before = slow["steps"]["mean_ns"].as_f64().unwrap();
+    let measured = fixed["steps"]["mean_ns"].as_f64().unwrap();
+    let predicted = slow["combined"]["est_step_ns_after"].as_f64().unwrap();
+    eprintln!(
+        "paced_io: step {:.1} ms, every fix at once {:.1} ms, measured fixed {:.1} ms",
+        before / 1e6,
+        predicted / 1e6,
+        measured / 1e6
+    );
+    assert!(measured < before * 0.7, "the scenario is broken");
+    assert!(
+        (predicted - measured).abs() <= 0.15 * measured,
+        "every fix at once {predicted} vs measured {measured}:\n{}",
+        text_report(&slow)
+    );
+}

@@ -2,7 +2,7 @@
 diagnosis tests. usage: scenario.py LIBGPUSIM NAME [fixed]
 
 NAME: baseline | data_cpu | data_io | io | cpu | precision | memory | sync |
-ckpt | pin_workers | main_loader | dispatch | startup.
+ckpt | pin_workers | main_loader | dispatch | startup | paced_io.
 `fixed` runs the same loop with the stall removed, to check the what-if.
 Every step is a ProfilerStep#N NVTX range. Most end with a stream sync (as
 `loss.item()` does), so host step times track the GPU; `ckpt` launches
@@ -63,6 +63,14 @@ def batch_reads(path):
     read_random(path, 300, evicted=True)
     per_read = (time.perf_counter() - t) / 300
     return max(1500, min(12000, int(0.12 / max(per_read, 1e-6))))
+
+
+def loop_reads(path):
+    """Random reads for about 40 ms from disk (see `batch_reads`)."""
+    t = time.perf_counter()
+    read_random(path, 300, evicted=True)
+    per_read = (time.perf_counter() - t) / 300
+    return max(200, min(6000, int(0.04 / max(per_read, 1e-6))))
 
 
 def data_file():
@@ -132,18 +140,22 @@ def dispatched(g, kernels, ns, overhead):
         g.launch(BF16, ns)
 
 
-def loader_worker(q, n, cost):
-    """A DataLoader worker process: each batch costs `cost` of CPU."""
+def loader_worker(q, n, cost, waits=False):
+    """A DataLoader worker process: each batch costs `cost` of CPU, or of
+    waiting (`waits`: for remote storage, say)."""
     for _ in range(n):
-        burn(cost)
+        if waits:
+            time.sleep(cost)
+        else:
+            burn(cost)
         q.put(b"x" * 1024)
 
 
-def start_workers(count, n, cost, maxsize):
+def start_workers(count, n, cost, maxsize, waits=False):
     ctx = mp.get_context("fork")
     q = ctx.Queue(maxsize=maxsize)
     per = [n // count + (1 if i < n % count else 0) for i in range(count)]
-    ps = [ctx.Process(target=loader_worker, args=(q, k, cost)) for k in per]
+    ps = [ctx.Process(target=loader_worker, args=(q, k, cost, waits)) for k in per]
     for p in ps:
         p.start()
     return q, ps
@@ -185,6 +197,14 @@ def main():
     if name == "dispatch":
         # Workers that keep up: a batch every 1 ms for a step of ~35 ms.
         q, workers = start_workers(2, STEPS + 2, 0.002, 4)
+        q.get()
+    if name == "paced_io":
+        # One worker delivers a batch every 80 ms (the fix: four); the loop
+        # waits for it while the GPU runs the last step's 40 ms, then reads
+        # files for about 40 ms while the GPU idles (the fix: no reads).
+        path = data_file()
+        reads = loop_reads(path)
+        q, workers = start_workers(4 if fixed else 1, STEPS + 8, 0.08, 8, waits=True)
         q.get()
     if name == "memory":
         # The caching allocator's blocks: many mid-sized ones.
@@ -269,6 +289,14 @@ def main():
         elif name == "pin_workers":
             q.get()
             gpu_work(g, 10, 4 * MS)
+        elif name == "paced_io":
+            q.get()
+            g.sync()  # the last step's kernels, run while the loop waited
+            if not fixed:
+                read_random(path, reads, evicted=True)
+            gpu_work(g, 10, 4 * MS)
+            g.step_end()
+            continue
         g.sync()
         g.step_end()
     if name == "ckpt":
@@ -281,7 +309,7 @@ def main():
     for p in workers:
         p.terminate()
         p.join()
-    if name == "io":
+    if name in ("io", "paced_io"):
         os.unlink(path)
     print("ok")
 

@@ -113,8 +113,23 @@ pub fn build(i: &Inputs) -> Built {
         let share = 100.0 * idle as f64 / wall as f64;
         let cap = cap_of(i, fix, idle);
         let alone = capped(ratio(fix), cap, wall);
-        let (evidence, fix_text, assumed, r) = match swallowed_by_batches(i, fix, idle, cap, alone)
-        {
+        let swallowed = swallowed_by_batches(i, fix, idle, cap, alone);
+        let (evidence, fix_text, assumed, r) = match swallowed {
+            // The data fix has its own finding: this one stays about its
+            // own fix, and says what the two save together.
+            Some((both, _, batch_wait)) if i.replays.is_some_and(|r| r.data_advised()) => (
+                format!(
+                    "{}; alone, this fix saves {:.0}%: the loop would wait for batches instead (it \
+                     waited {} for them already); with the data fix, the two save {:.0}%",
+                    texts.0,
+                    100.0 * (1.0 - alone),
+                    secs(batch_wait),
+                    100.0 * (1.0 - both)
+                ),
+                texts.1,
+                assumption(i, fix, sub),
+                alone,
+            ),
             Some((r, d, batch_wait)) => (
                 format!(
                     "{}; alone, this fix saves {:.0}%: the loop would wait for batches instead (it \
@@ -199,8 +214,8 @@ pub fn build(i: &Inputs) -> Built {
 /// arriving as recorded, the loop reaches its next batch sooner and waits
 /// there instead. That is so when the fix alone (`alone`, its capped
 /// ratio) saves under half of its idle time while the fix with faster
-/// batches saves a quarter of it more, and at least a minor finding's
-/// share. Then the pair's ratio (capped at `cap` plus the data idle time),
+/// batches saves a quarter of it more (and at least a minor finding's
+/// share) than either fix alone. Then the pair's ratio (capped at `cap` plus the data idle time),
 /// the data model, and the batch waits on the critical host timeline.
 fn swallowed_by_batches(
     i: &Inputs,
@@ -217,7 +232,13 @@ fn swallowed_by_batches(
     let pair = capped(r.ratio_with_batches(fix)?, cap, wall as Ns);
     let (share, solo, both) = (idle as f64 / wall, 1.0 - alone, 1.0 - pair);
     let more = (MINOR_STEP_PCT / 100.0).max(share / 4.0);
-    (solo < share / 2.0 && both - solo >= more).then_some((pair, d, r.batch_wait_ns))
+    // With the data fix advised, the pair must beat it too.
+    let data = if r.data_advised() {
+        1.0 - r.ratio(Fix::Data)
+    } else {
+        0.0
+    };
+    (solo < share / 2.0 && both - solo.max(data) >= more).then_some((pair, d, r.batch_wait_ns))
 }
 
 /// A cause's finding to be: its top sub-cause, its idle time, and the fix

@@ -183,13 +183,12 @@ pub struct Replays {
     pub combined: Lane,
     pub data: Option<DataModel>,
     /// Host-side fixes together with the data fix (indexed as `by_fix`),
-    /// where batch waits are on the critical host timeline and the data
-    /// fix is not advised: with batches arriving as recorded, the time a
-    /// host fix frees can go to waiting for the next batch instead (see
-    /// [`paced_by_batches`]).
+    /// where batch waits are on the critical host timeline: with batches
+    /// arriving as recorded, the time a host fix frees can go to waiting
+    /// for the next batch instead (see [`paced_by_batches`]).
     pub with_batches: [Option<Lane>; Fix::ALL.len()],
     /// Every advised fix and the data fix at once, where `with_batches`
-    /// has lanes.
+    /// has lanes and the data fix is not advised (else `combined` is it).
     pub combined_with_batches: Option<Lane>,
     /// The batch waits on the critical host timeline, in all.
     pub batch_wait_ns: Ns,
@@ -229,6 +228,11 @@ impl Replays {
                 .map_or(1.0, |l| span(l) / span(&self.base)),
         };
         r.clamp(0.0, 1.0)
+    }
+
+    /// Whether the data fix was advised (it then has its own lane).
+    pub fn data_advised(&self) -> bool {
+        self.by_fix[Fix::Data.index()].is_some()
     }
 
     /// The ratio of `fix` together with the data fix, where that was
@@ -387,12 +391,12 @@ impl Replays {
             .find(|(f, _)| *f == Fix::Precision)
             .map_or(unchanged, |(_, c)| c.speedup);
         let combined = union(&together, &remove, speedup);
-        // Where batches pace the loop but the data fix is not advised (the
-        // batch waits idle no GPU), each host-side fix with faster batches,
-        // and all of them with it (see `paced_by_batches`). An advised data
-        // fix has its own finding, and `combined` has it.
+        // Where batches pace the loop, each host-side fix with faster
+        // batches, and, when the data fix is not advised (the batch waits
+        // idle no GPU), all of them with it (see `paced_by_batches`); an
+        // advised data fix is in `combined` already.
         let data_advised = fixes.iter().any(|(f, _)| *f == Fix::Data);
-        let batch_fix = data.filter(|_| !data_advised).map(|d| Change {
+        let batch_fix = data.map(|d| Change {
             batches: Some(d.clock),
             ..Change::none()
         });
@@ -405,7 +409,9 @@ impl Replays {
             None => Vec::new(),
         };
         let all: Vec<&Change> = match &batch_fix {
-            Some(b) if !pairs.is_empty() => together.iter().copied().chain([b]).collect(),
+            Some(b) if !pairs.is_empty() && !data_advised => {
+                together.iter().copied().chain([b]).collect()
+            }
             _ => Vec::new(),
         };
         let removes: Vec<Vec<Act>> = pairs.iter().map(|(_, p)| removed(p)).collect();

@@ -59,6 +59,31 @@ impl B {
         });
     }
 
+    /// One forked worker (process 1) and the pipe from it, the trainer's
+    /// object `obj`.
+    fn worker(&mut self, obj: u32) {
+        let pipe = self.name("pipe:[42]");
+        self.tl.processes[0].objects.push(IoObject {
+            id: obj,
+            class: FdClass::Pipe,
+            fs_magic: 0,
+            dev: 0,
+            ino: 42,
+            path: pipe,
+            fd: 5,
+        });
+        self.tl.processes.push(Process {
+            pid: 11,
+            ppid: 10,
+            cmdline: "python train.py".into(),
+            ..Default::default()
+        });
+        self.tl.processes[1].threads.push(Thread {
+            tid: 11,
+            ..Default::default()
+        });
+    }
+
     fn span(&mut self, proc_: usize, kind: SpanKind, ts: Ns, dur: Ns, id: u32, arg: u64) {
         self.tl.processes[proc_].threads[0].spans.push(HostSpan {
             ts,
@@ -187,26 +212,7 @@ fn every_idle_nanosecond_gets_one_cause() {
 /// whose samples say what it did meanwhile.
 fn data_wait(worker: &dyn Fn(&mut Process, Ns, Ns)) -> Diagnosis {
     let mut b = B::new();
-    let pipe = b.name("pipe:[42]");
-    b.tl.processes[0].objects.push(IoObject {
-        id: 1,
-        class: FdClass::Pipe,
-        fs_magic: 0,
-        dev: 0,
-        ino: 42,
-        path: pipe,
-        fd: 5,
-    });
-    b.tl.processes.push(Process {
-        pid: 11,
-        ppid: 10,
-        cmdline: "python train.py".into(),
-        ..Default::default()
-    });
-    b.tl.processes[1].threads.push(Thread {
-        tid: 11,
-        ..Default::default()
-    });
+    b.worker(1);
     let mut t = 0;
     for i in 0..6 {
         let s0 = t;
@@ -334,26 +340,7 @@ fn reads_in_the_loop_are_io_with_the_filesystem() {
 fn reads_between_batches(batch_wait: Ns) -> Diagnosis {
     let mut b = B::new();
     b.file("/mnt/data/shard.arrow", 0x6969);
-    let pipe = b.name("pipe:[42]");
-    b.tl.processes[0].objects.push(IoObject {
-        id: 2,
-        class: FdClass::Pipe,
-        fs_magic: 0,
-        dev: 0,
-        ino: 42,
-        path: pipe,
-        fd: 5,
-    });
-    b.tl.processes.push(Process {
-        pid: 11,
-        ppid: 10,
-        cmdline: "python train.py".into(),
-        ..Default::default()
-    });
-    b.tl.processes[1].threads.push(Thread {
-        tid: 11,
-        ..Default::default()
-    });
+    b.worker(2);
     let mut t = 0;
     for i in 0..12 {
         let s0 = t;

@@ -114,30 +114,30 @@ pub fn build(i: &Inputs) -> Built {
         let cap = cap_of(i, fix, idle);
         let alone = capped(ratio(fix), cap, wall);
         let swallowed = swallowed_by_batches(i, fix, idle, cap, alone);
+        let alone_text = |batch_wait: Ns| {
+            format!(
+                "{}; alone, this fix saves {:.0}%: the loop would wait for batches instead (it \
+                 waited {} for them already)",
+                texts.0,
+                100.0 * (1.0 - alone),
+                secs(batch_wait)
+            )
+        };
         let (evidence, fix_text, assumed, r) = match swallowed {
             // The data fix has its own finding: this one stays about its
             // own fix, and says what the two save together.
             Some((both, _, batch_wait)) if i.replays.is_some_and(|r| r.data_advised()) => (
                 format!(
-                    "{}; alone, this fix saves {:.0}%: the loop would wait for batches instead (it \
-                     waited {} for them already); with the data fix, the two save {:.0}%",
-                    texts.0,
-                    100.0 * (1.0 - alone),
-                    secs(batch_wait),
+                    "{}; with the data fix, the two save {:.0}%",
+                    alone_text(batch_wait),
                     100.0 * (1.0 - both)
                 ),
-                texts.1,
+                texts.1.clone(),
                 assumption(i, fix, sub),
                 alone,
             ),
             Some((r, d, batch_wait)) => (
-                format!(
-                    "{}; alone, this fix saves {:.0}%: the loop would wait for batches instead (it \
-                     waited {} for them already)",
-                    texts.0,
-                    100.0 * (1.0 - alone),
-                    secs(batch_wait)
-                ),
+                alone_text(batch_wait),
                 format!("{}; and {}", texts.1, advice::faster_batches(i, &d)),
                 format!(
                     "{}; with faster batches too: {}",
@@ -146,7 +146,12 @@ pub fn build(i: &Inputs) -> Built {
                 ),
                 r,
             ),
-            None => (texts.0, texts.1, assumption(i, fix, sub), alone),
+            None => (
+                texts.0.clone(),
+                texts.1.clone(),
+                assumption(i, fix, sub),
+                alone,
+            ),
         };
         paired |= r < alone;
         let (saving, after) = estimate(r, wall, mean_step);
@@ -215,8 +220,9 @@ pub fn build(i: &Inputs) -> Built {
 /// there instead. That is so when the fix alone (`alone`, its capped
 /// ratio) saves under half of its idle time while the fix with faster
 /// batches saves a quarter of it more (and at least a minor finding's
-/// share) than either fix alone. Then the pair's ratio (capped at `cap` plus the data idle time),
-/// the data model, and the batch waits on the critical host timeline.
+/// share) than either fix alone. Then the pair's ratio (capped at `cap`
+/// plus the data idle time), the data model, and the batch waits on the
+/// critical host timeline.
 fn swallowed_by_batches(
     i: &Inputs,
     fix: Fix,

@@ -65,12 +65,18 @@ def batch_reads(path):
     return max(1500, min(12000, int(0.12 / max(per_read, 1e-6))))
 
 
-def loop_reads(path):
-    """Random reads for about 40 ms from disk (see `batch_reads`)."""
-    t = time.perf_counter()
-    read_random(path, 300, evicted=True)
-    per_read = (time.perf_counter() - t) / 300
-    return max(200, min(6000, int(0.04 / max(per_read, 1e-6))))
+def read_for(path, seconds):
+    """Random reads from disk for `seconds`, however fast the disk: a read
+    count calibrated once was 2x off on a CI disk (75 ms a step, not 40),
+    and the reads then paced the loop instead of the batches."""
+    evict(path)
+    fd = os.open(path, os.O_RDONLY)
+    pages = os.fstat(fd).st_size // 4096
+    rnd = random.Random(seconds)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        os.pread(fd, 4096, rnd.randrange(0, pages) * 4096)
+    os.close(fd)
 
 
 def data_file():
@@ -203,7 +209,6 @@ def main():
         # waits for it while the GPU runs the last step's 40 ms, then reads
         # files for about 40 ms while the GPU idles (the fix: no reads).
         path = data_file()
-        reads = loop_reads(path)
         q, workers = start_workers(4 if fixed else 1, STEPS + 8, 0.08, 8, waits=True)
         q.get()
     if name == "memory":
@@ -293,7 +298,7 @@ def main():
             q.get()
             g.sync()  # the last step's kernels, run while the loop waited
             if not fixed:
-                read_random(path, reads, evicted=True)
+                read_for(path, 0.036)
             gpu_work(g, 10, 4 * MS)
             g.step_end()
             continue

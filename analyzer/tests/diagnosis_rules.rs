@@ -275,6 +275,7 @@ fn samples(p: &mut Process, a: Ns, b: Ns, cpu_share: f64, state: u8) {
 fn waiting_for_batches_follows_the_producers() {
     let d = data_wait(&|p, a, b| samples(p, a, b, 0.95, b'R'));
     assert_eq!(top(&d), "data/cpu");
+    advises_what_it_models(&d);
 
     let d = data_wait(&|p, a, b| {
         samples(p, a, b, 0.05, b'D');
@@ -302,9 +303,30 @@ fn waiting_for_batches_follows_the_producers() {
         }
     });
     assert_eq!(top(&d), "data/io");
+    advises_what_it_models(&d);
 
     let d = data_wait(&|p, a, b| samples(p, a, b, 0.0, b'S'));
     assert_eq!(top(&d), "data/starved");
+    advises_what_it_models(&d);
+}
+
+/// A data finding's fix leads with the workers its what-if modeled: a
+/// sleeping producer was once advised a deeper prefetch_factor while the
+/// saving assumed twice the workers.
+fn advises_what_it_models(d: &Diagnosis) {
+    let f = &d.findings[0];
+    assert!(
+        f.assumption.contains("num_workers 1 -> 4"),
+        "{}",
+        f.assumption
+    );
+    assert!(
+        f.fix
+            .starts_with("more DataLoader workers (num_workers 1 -> 4)"),
+        "{}",
+        f.fix
+    );
+    assert!(!f.fix.contains("prefetch_factor"), "{}", f.fix);
 }
 
 #[test]

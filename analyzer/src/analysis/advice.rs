@@ -228,20 +228,35 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                  (prefetch the next one while the GPU runs)"
                     .to_string()
             } else {
+                // Lead with the workers the what-if modeled (see `DataModel`):
+                // a deeper prefetch alone adds no batches per second.
+                let planned = i.replays.and_then(|r| r.data).and_then(|d| d.workers.zip(d.workers_after));
+                let more = match planned {
+                    Some((n, m)) => format!("more DataLoader workers (num_workers {n} -> {m})"),
+                    None if workers > 0 => {
+                        format!("more DataLoader workers (num_workers {workers} -> {})", (workers * 2).max(4))
+                    }
+                    None => "twice the DataLoader workers (the trace does not show how many)".to_string(),
+                };
+                let pin = if pin { "; pin_memory=True" } else { "" };
                 match sub {
                     "cpu" => format!(
-                        "more DataLoader workers (num_workers {workers} -> {}), cheaper per-sample transforms \
-                         (pre-tokenize/pre-decode offline, or move augmentation to the GPU), prefetch_factor=4, \
-                         persistent_workers=True",
-                        (workers * 2).max(4)
+                        "{more}, cheaper per-sample transforms (pre-tokenize/pre-decode offline, or move \
+                         augmentation to the GPU), persistent_workers=True"
                     ),
-                    "io" => "data on local NVMe or in the page cache, larger sequential reads (sharded formats), \
-                             and more workers so reads overlap"
-                        .to_string(),
+                    "io" => format!(
+                        "{more} so that reads overlap; data on local NVMe or in the page cache, larger \
+                         sequential reads (sharded formats)"
+                    ),
+                    // Producers seen, and neither on CPU nor reading files.
+                    "starved" if workers > 0 => format!(
+                        "{more}: the producers slept through most of the wait (remote storage, the network \
+                         or a lock), and more of them overlap that latency{pin}; look for a lock or slow \
+                         main-process step between batches"
+                    ),
                     _ => format!(
-                        "keep more batches in flight: prefetch_factor=4, persistent_workers=True{}; look for a \
-                         lock or slow main-process step between batches",
-                        if pin { ", pin_memory=True" } else { "" }
+                        "{more}, so that the next batch is ready when the loop asks{pin}; if the workers \
+                         keep up, look for a lock or slow main-process step between batches"
                     ),
                 }
             };

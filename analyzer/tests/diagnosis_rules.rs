@@ -1236,3 +1236,60 @@ fn ranks_count_a_peer_memory_all_reduce_as_communication() {
     }
     assert_eq!(cmp.collectives.len(), 1, "{:?}", cmp.collectives);
 }
+
+/// Each step launches a 10 ms FP32 GEMM, then reads files for 12 ms while
+/// it runs: the reads set the pace, so BF16 alone saves nothing, yet once
+/// the reads are gone the GEMM sets it and BF16 halves the step. The
+/// precision finding stays a finding and says both; with reads shorter
+/// than the GEMM it saves on its own and says nothing of the kind.
+#[test]
+fn a_kernel_fix_the_host_pace_masks_says_what_it_saves_after_the_host_fixes() {
+    let run = |read: Ns| {
+        let mut b = B::new();
+        b.file("/mnt/data/shard.arrow", 0x6969);
+        let mut t = 0;
+        for i in 0..8 {
+            let s0 = t;
+            b.launch(t, t + 10 * US, 10 * MS, "ampere_sgemm_128x64_nn", 7);
+            t += 10 * US;
+            b.span(0, SpanKind::Host(HostOp::Read), t, read, 1, 1 << 20);
+            t += read;
+            let done = (s0 + 10 * US + 10 * MS).max(t) + 10 * US;
+            b.sync(t, done);
+            t = done;
+            b.step(i, s0, t);
+        }
+        b.done().1
+    };
+    let d = run(12 * MS);
+    let text = |d: &Diagnosis| format!("{:#?}", d.findings);
+    let p = d
+        .findings
+        .iter()
+        .find(|f| f.cause == "precision")
+        .unwrap_or_else(|| panic!("precision is minor: {}", text(&d)));
+    let step = d.steps.mean_ns as f64;
+    assert!(p.est_step_ns_after as f64 > 0.85 * step, "{}", text(&d));
+    assert!(
+        p.evidence.contains("once the other fixes are made"),
+        "{}",
+        p.evidence
+    );
+    // The io fix leaves the 10 ms GEMM; BF16 then cuts it by its ratio.
+    let io = d.findings.iter().find(|f| f.cause == "io").unwrap();
+    let combined = d.combined.as_ref().unwrap().est_step_ns_after;
+    assert!(
+        combined < io.est_step_ns_after / 2,
+        "every fix at once {combined}: {}",
+        text(&d)
+    );
+
+    let d = run(4 * MS);
+    let p = d.findings.iter().find(|f| f.cause == "precision").unwrap();
+    assert!(p.est_saving_ns > d.steps.mean_ns, "{}", text(&d));
+    assert!(
+        !p.evidence.contains("once the other fixes"),
+        "{}",
+        p.evidence
+    );
+}

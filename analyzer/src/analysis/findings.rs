@@ -20,6 +20,10 @@ const MIN_SHARE_PCT: f64 = 0.5;
 /// Host-side findings with less idle time than this share of the window
 /// are not replayed with faster batches (`pairable`).
 const PAIR_MIN_PCT: f64 = 2.0;
+/// A kernel-side fix the host masks (`masked_saving`) must save at least
+/// this share of the window once the other fixes are made: a finding that
+/// saves ~0% alone is worth its place in the ranking only then.
+const MASKED_MIN_PCT: f64 = 2.0;
 /// Findings that save less than this share of the step are minor.
 pub const MINOR_STEP_PCT: f64 = 0.5;
 
@@ -172,13 +176,22 @@ pub fn build(i: &Inputs) -> Built {
         let texts = advice::explain(i, p.cause, p.sub, p.idle);
         push(p.cause.name(), p.sub, p.idle, p.fix, texts);
     }
-    if let Some(f) = precision_finding(i, wall, mean_step) {
-        out.push(f);
+    // Kernel-side findings whose saving the host masks stay findings,
+    // whatever they save alone.
+    let mut unmasked = Vec::new();
+    for f in [
+        precision_finding(i, wall, mean_step, paired),
+        attention_finding(i, wall, mean_step, paired),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if f.1 {
+            unmasked.push(f.0.cause.clone());
+        }
+        out.push(f.0);
     }
     if let Some(f) = comm_finding(i, wall, mean_step) {
-        out.push(f);
-    }
-    if let Some(f) = attention_finding(i, wall, mean_step) {
         out.push(f);
     }
     out.sort_by(|a, b| {
@@ -186,9 +199,10 @@ pub fn build(i: &Inputs) -> Built {
             .cmp(&a.est_saving_ns)
             .then(b.share_pct.total_cmp(&a.share_pct))
     });
-    let (findings, minor) = out
-        .into_iter()
-        .partition(|f| 100.0 * f.est_saving_ns as f64 / wall as f64 >= MINOR_STEP_PCT);
+    let (findings, minor) = out.into_iter().partition(|f| {
+        100.0 * f.est_saving_ns as f64 / wall as f64 >= MINOR_STEP_PCT
+            || unmasked.contains(&f.cause)
+    });
     let combined = i.replays.map(|r| {
         // A finding paired with faster batches advises those too.
         let ratio = match r.combined_with_batches_ratio() {
@@ -500,19 +514,22 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
 
 /// Attention run unfused (`attention::unfused`): the softmax kernels'
 /// busy share, and what fusing saves by its replay (else their time).
-fn attention_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
+fn attention_finding(i: &Inputs, wall: Ns, mean_step: Ns, paired: bool) -> Option<(Finding, bool)> {
     let a = i.mix;
     if !super::attention::unfused(a, i.busy_by_precision) {
         return None;
     }
+    let direct = a.softmax_ns as f64 / wall.max(1) as f64;
     let ratio = match i.replays {
         Some(r) if i.att.launcher.is_some() => r.ratio(Fix::Attention),
-        _ => 1.0 - a.softmax_ns as f64 / wall.max(1) as f64,
+        _ => 1.0 - direct,
     };
     let (saving, after) = estimate(ratio, wall, mean_step);
-    let share = 100.0 * a.softmax_ns as f64 / wall.max(1) as f64;
+    let share = 100.0 * direct;
     let (evidence, fix, kernels) = advice::attention(i);
-    Some(Finding {
+    let masked = masked_saving(i, Fix::Attention, ratio, direct, paired, mean_step);
+    let evidence = with_masked(i, evidence, ratio, masked);
+    let finding = Finding {
         cause: "attention".into(),
         sub_cause: "unfused".into(),
         share_pct: round2(share),
@@ -523,7 +540,52 @@ fn attention_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
         evidence,
         fix,
         kernels,
-    })
+    };
+    Some((finding, masked.is_some()))
+}
+
+/// Where a host-bound loop masks a kernel-side fix (see
+/// `whatif::replays::masked_by_host`): the fix alone (`alone`, its ratio)
+/// saves under half of the kernel time it cuts (`direct`, a share of the
+/// window), while once every other fix is made it saves a quarter of that
+/// more (and at least `MASKED_MIN_PCT` of the window). Then the mean step
+/// with every other fix made, and with this one too.
+fn masked_saving(
+    i: &Inputs,
+    fix: Fix,
+    alone: f64,
+    direct: f64,
+    paired: bool,
+    mean_step: Ns,
+) -> Option<(Ns, Ns)> {
+    i.att.launcher?;
+    let (rest, all) = i.replays?.after_others(fix, paired)?;
+    let (solo, later) = (1.0 - alone, rest - all);
+    let more = (MASKED_MIN_PCT / 100.0).max(direct / 4.0);
+    let step = |r: f64| (mean_step as f64 * r).round() as Ns;
+    (solo < direct / 2.0 && later - solo >= more).then(|| (step(rest), step(all)))
+}
+
+/// A kernel-side finding's evidence, with what its fix saves once the host
+/// keeps up where that is masked (`masked_saving`).
+fn with_masked(i: &Inputs, evidence: String, alone: f64, masked: Option<(Ns, Ns)>) -> String {
+    let step = if i.steps.steps.is_empty() {
+        "window"
+    } else {
+        "step"
+    };
+    match masked {
+        Some((rest, all)) => format!(
+            "{evidence}; alone, this fix saves {:.0}%: the host sets the pace, and faster kernels \
+             would wait for it; once the other fixes are made, it takes the {step} from {} to {} \
+             ({:.0}% less)",
+            100.0 * (1.0 - alone),
+            secs(rest),
+            secs(all),
+            100.0 * (1.0 - all as f64 / rest.max(1) as f64)
+        ),
+        None => evidence,
+    }
 }
 
 /// The wait for peers inside communication kernels, estimated on this rank.
@@ -575,7 +637,7 @@ fn fp8_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
     })
 }
 
-fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
+fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns, paired: bool) -> Option<(Finding, bool)> {
     let get = |p: Precision| {
         i.busy_by_precision
             .iter()
@@ -590,13 +652,13 @@ fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
     let cc = i.gpu;
     let (s32, _) = bf16_speedup(Precision::Fp32, cc);
     let (s_tf, _) = bf16_speedup(Precision::Tf32, cc);
+    // The GEMM time saved, directly.
+    let direct =
+        ((fp32 as f64) * (1.0 - 1.0 / s32) + (tf32 as f64) * (1.0 - 1.0 / s_tf)) / wall as f64;
     let ratio = match i.replays {
         Some(r) if i.att.launcher.is_some() => r.ratio(Fix::Precision),
-        // No replay possible: the GEMM time saved, directly.
-        _ => {
-            let saved = (fp32 as f64) * (1.0 - 1.0 / s32) + (tf32 as f64) * (1.0 - 1.0 / s_tf);
-            1.0 - saved / wall as f64
-        }
+        // No replay possible.
+        _ => 1.0 - direct,
     };
     let (saving, after) = estimate(ratio, wall, mean_step);
     let share = 100.0 * (fp32 + tf32) as f64 / wall as f64;
@@ -604,7 +666,9 @@ fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
         return None;
     }
     let (evidence, fix, kernels) = advice::precision(i, fp32, tf32, kernels);
-    Some(Finding {
+    let masked = masked_saving(i, Fix::Precision, ratio, direct, paired, mean_step);
+    let evidence = with_masked(i, evidence, ratio, masked);
+    let finding = Finding {
         cause: "precision".into(),
         sub_cause: if fp32 >= tf32 {
             "fp32".into()
@@ -619,5 +683,6 @@ fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
         evidence,
         fix,
         kernels,
-    })
+    };
+    Some((finding, masked.is_some()))
 }

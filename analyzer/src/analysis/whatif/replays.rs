@@ -192,6 +192,18 @@ pub struct Replays {
     pub combined_with_batches: Option<Lane>,
     /// The batch waits on the critical host timeline, in all.
     pub batch_wait_ns: Ns,
+    /// Every advised fix at once but the kernel-side one indexed (see
+    /// [`masked_by_host`]): what that fix saves once the host keeps up.
+    pub combined_without: [Option<Lane>; Fix::ALL.len()],
+    /// The same, from `combined_with_batches`.
+    pub combined_with_batches_without: [Option<Lane>; Fix::ALL.len()],
+}
+
+/// Kernel-side fixes in `combined`, whose saving a host-bound loop masks:
+/// faster kernels only make the GPU wait longer for the host. (FP8 is an
+/// option, not in `combined`; the comm fix is applied to its ratio.)
+pub fn masked_by_host(f: Fix) -> bool {
+    matches!(f, Fix::Precision | Fix::Attention)
 }
 
 /// Host-side fixes whose saving the batch producers can swallow: the loop
@@ -246,6 +258,23 @@ impl Replays {
     pub fn combined_with_batches_ratio(&self) -> Option<f64> {
         let l = self.combined_with_batches.as_ref()?;
         Some((self.ratio(Fix::Comm) * span(l) / span(&self.base)).clamp(0.0, 1.0))
+    }
+
+    /// What the kernel-side `fix` saves once every other advised fix is
+    /// made (with faster batches too where `paired`, as `combined` then
+    /// is): the ratios, against the recording, of every other fix at once
+    /// and of every fix at once.
+    pub fn after_others(&self, fix: Fix, paired: bool) -> Option<(f64, f64)> {
+        let (rest, all) = match (paired, &self.combined_with_batches) {
+            (true, Some(all)) => (
+                self.combined_with_batches_without[fix.index()].as_ref()?,
+                all,
+            ),
+            _ => (self.combined_without[fix.index()].as_ref()?, &self.combined),
+        };
+        let to_recording =
+            |l: &Lane| (self.ratio(Fix::Comm) * span(l) / span(&self.base)).clamp(0.0, 1.0);
+        Some((to_recording(rest), to_recording(all)))
     }
 
     /// The ratio of every fix at once, against the recording: over `base`,
@@ -424,10 +453,44 @@ impl Replays {
         if !all.is_empty() {
             extra.push(union(&all, &all_removed, speedup));
         }
+        // Every advised fix at once but one kernel-side fix, from each
+        // combined lane there is (see `masked_by_host`); only where other
+        // fixes are left to make.
+        let masked: Vec<Fix> = fixes
+            .iter()
+            .map(|(f, _)| *f)
+            .filter(|f| masked_by_host(*f) && together.len() > 1)
+            .collect();
+        let own = |f: Fix| fixes.iter().find(|(g, _)| *g == f).map(|(_, c)| c);
+        let rests: Vec<(Fix, bool, Vec<&Change>)> = masked
+            .iter()
+            .flat_map(|&f| {
+                let from_all = (!all.is_empty()).then(|| (f, true, but(own(f), &all)));
+                [Some((f, false, but(own(f), &together))), from_all]
+            })
+            .flatten()
+            .collect();
+        let rest_removed: Vec<Vec<Act>> = rests.iter().map(|(_, _, p)| removed(p)).collect();
+        let rest_changes: Vec<Change> = rests
+            .iter()
+            .zip(&rest_removed)
+            .map(|((f, _, p), rm)| {
+                union(
+                    p,
+                    rm,
+                    if *f == Fix::Precision {
+                        unchanged
+                    } else {
+                        speedup
+                    },
+                )
+            })
+            .collect();
         let base = Change::none();
         let mut refs: Vec<&Change> = vec![&base, &combined];
         refs.extend(fixes.iter().map(|(_, c)| c));
         refs.extend(extra.iter());
+        refs.extend(rest_changes.iter());
         let mut out = r.run_all(&refs, marks).into_iter();
         let base = out.next().expect("the base lane");
         let combined = out.next().expect("the combined lane");
@@ -439,7 +502,17 @@ impl Replays {
         for (f, _) in &pairs {
             with_batches[f.index()] = out.next();
         }
-        let combined_with_batches = out.next();
+        let combined_with_batches = if all.is_empty() { None } else { out.next() };
+        let mut combined_without: [Option<Lane>; Fix::ALL.len()] = Default::default();
+        let mut combined_with_batches_without: [Option<Lane>; Fix::ALL.len()] = Default::default();
+        for (f, batches, _) in &rests {
+            let slot = if *batches {
+                &mut combined_with_batches_without
+            } else {
+                &mut combined_without
+            };
+            slot[f.index()] = out.next();
+        }
         Replays {
             base,
             full: by_fix[Fix::Comm.index()].take(),
@@ -449,8 +522,18 @@ impl Replays {
             with_batches,
             combined_with_batches,
             batch_wait_ns: r.batch_waits().iter().map(|w| w.1 - w.0).sum(),
+            combined_without,
+            combined_with_batches_without,
         }
     }
+}
+
+/// The changes of `from` but `own` (which `from` holds by reference).
+fn but<'a, 'c>(own: Option<&Change<'c>>, from: &[&'a Change<'c>]) -> Vec<&'a Change<'c>> {
+    from.iter()
+        .copied()
+        .filter(|c| !own.is_some_and(|o| std::ptr::eq(*c, o)))
+        .collect()
 }
 
 /// The activities any of `parts` removes.

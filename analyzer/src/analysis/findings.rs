@@ -178,18 +178,18 @@ pub fn build(i: &Inputs) -> Built {
     }
     // Kernel-side findings whose saving the host masks stay findings,
     // whatever they save alone.
-    let mut unmasked = Vec::new();
-    for f in [
+    let mut masked = Vec::new();
+    for (f, is_masked) in [
         precision_finding(i, wall, mean_step, paired),
         attention_finding(i, wall, mean_step, paired),
     ]
     .into_iter()
     .flatten()
     {
-        if f.1 {
-            unmasked.push(f.0.cause.clone());
+        if is_masked {
+            masked.push(f.cause.clone());
         }
-        out.push(f.0);
+        out.push(f);
     }
     if let Some(f) = comm_finding(i, wall, mean_step) {
         out.push(f);
@@ -200,8 +200,7 @@ pub fn build(i: &Inputs) -> Built {
             .then(b.share_pct.total_cmp(&a.share_pct))
     });
     let (findings, minor) = out.into_iter().partition(|f| {
-        100.0 * f.est_saving_ns as f64 / wall as f64 >= MINOR_STEP_PCT
-            || unmasked.contains(&f.cause)
+        100.0 * f.est_saving_ns as f64 / wall as f64 >= MINOR_STEP_PCT || masked.contains(&f.cause)
     });
     let combined = i.replays.map(|r| {
         // A finding paired with faster batches advises those too.

@@ -9,7 +9,7 @@ use super::job::{JobContext, Mode};
 use super::kernels::short_name;
 use super::precision;
 use super::types::Cause;
-use super::whatif::replays::DataModel;
+use super::whatif::replays::{DataModel, workers_after};
 use crate::model::{Ns, Precision};
 
 pub fn secs(ns: Ns) -> String {
@@ -234,7 +234,7 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                 let more = match planned {
                     Some((n, m)) => format!("more DataLoader workers (num_workers {n} -> {m})"),
                     None if workers > 0 => {
-                        format!("more DataLoader workers (num_workers {workers} -> {})", (workers * 2).max(4))
+                        format!("more DataLoader workers (num_workers {workers} -> {})", workers_after(workers))
                     }
                     None => "twice the DataLoader workers (the trace does not show how many)".to_string(),
                 };

@@ -98,6 +98,12 @@ pub struct DataModel {
     pub clock: BatchClock,
 }
 
+/// The workers the data fix assumes for `n` recorded ones: twice as many,
+/// and at least 4.
+pub fn workers_after(n: usize) -> usize {
+    (2 * n).max(4)
+}
+
 /// Batches the DataLoader keeps in flight per worker (its default
 /// prefetch_factor).
 const PREFETCH: u32 = 2;
@@ -140,7 +146,7 @@ impl DataModel {
         };
         let (after, period) = match workers {
             Some(n) => {
-                let after = (2 * n).max(4);
+                let after = workers_after(n);
                 (Some(after), interval * n as Ns / after as Ns)
             }
             None => (None, interval / 2),

@@ -11,7 +11,7 @@ use super::job::JobContext;
 use super::memory::MemoryFacts;
 use super::precision::bf16_speedup;
 use super::types::{Cause, Combined, Finding, Steps};
-use super::whatif::replays::{DataModel, Fix, Replays, paced_by_batches};
+use super::whatif::replays::{DataModel, Fix, GRAPH_FIXES, Replays, paced_by_batches};
 use super::whatif::{BURST_GAP_NS, GRAPH_LAUNCH_NS, comm_wait_total};
 use crate::model::{Gpu, Ns, Precision};
 
@@ -24,6 +24,9 @@ const PAIR_MIN_PCT: f64 = 2.0;
 /// this share of the window once the other fixes are made: a finding that
 /// saves ~0% alone is worth its place in the ranking only then.
 const MASKED_MIN_PCT: f64 = 2.0;
+/// Findings one remedy makes overlap by at least this share of the window
+/// before the report says what they save together.
+const OVERLAP_MIN_PCT: f64 = 1.0;
 /// Findings that save less than this share of the step are minor.
 pub const MINOR_STEP_PCT: f64 = 0.5;
 
@@ -112,6 +115,9 @@ pub fn build(i: &Inputs) -> Built {
     };
     let ratio = |f: Fix| i.replays.map_or(1.0, |r| r.ratio(f));
     let mut out = Vec::new();
+    // The fix each finding in `out` models, and whether it was paired with
+    // faster batches.
+    let mut modeled: Vec<(Fix, bool)> = Vec::new();
     let mut paired = false;
     let mut push = |cause: &str, sub: &str, idle: Ns, fix: Fix, texts: (String, String)| {
         let share = 100.0 * idle as f64 / wall as f64;
@@ -158,6 +164,7 @@ pub fn build(i: &Inputs) -> Built {
             ),
         };
         paired |= r < alone;
+        modeled.push((fix, r < alone));
         let (saving, after) = estimate(r, wall, mean_step);
         out.push(Finding {
             cause: cause.to_string(),
@@ -176,6 +183,7 @@ pub fn build(i: &Inputs) -> Built {
         let texts = advice::explain(i, p.cause, p.sub, p.idle);
         push(p.cause.name(), p.sub, p.idle, p.fix, texts);
     }
+    say_graphs_overlap(i, &mut out, &modeled, wall);
     // Kernel-side findings whose saving the host masks stay findings,
     // whatever they save alone.
     let mut masked = Vec::new();
@@ -225,6 +233,43 @@ pub fn build(i: &Inputs) -> Built {
             .into_iter()
             .filter(|f| 100.0 * f.est_saving_ns as f64 / wall as f64 >= MINOR_STEP_PCT)
             .collect(),
+    }
+}
+
+/// CUDA graphs are the fix of two findings (`GRAPH_FIXES`): the Python
+/// dispatch between launches and the launch calls. Each what-if alone
+/// counts much of the other's idle time (a host that dispatches faster
+/// also gets ahead of its launches), so where their savings add up to more
+/// than the two replayed together, both say what they save together. Not
+/// for a finding paired with faster batches, whose saving is another
+/// replay's.
+fn say_graphs_overlap(i: &Inputs, out: &mut [Finding], modeled: &[(Fix, bool)], wall: Ns) {
+    let Some(r) = i.replays else { return };
+    let Some(ratio) = r.graphs_ratio() else {
+        return;
+    };
+    let at = |fix: Fix| modeled.iter().position(|&(f, paired)| f == fix && !paired);
+    let (Some(a), Some(b)) = (at(GRAPH_FIXES[0]), at(GRAPH_FIXES[1])) else {
+        return;
+    };
+    let total: Ns = i.att.idle_by_cause.iter().sum();
+    let (both, _) = estimate(capped(ratio, total, wall), wall, wall);
+    // Capped apart, either may claim a little more than the pair.
+    let both = both.max(out[a].est_saving_ns).max(out[b].est_saving_ns);
+    let pct = |ns: Ns| 100.0 * ns as f64 / wall as f64;
+    // As the report rounds each saving, so that the sum reads as theirs.
+    let sum = pct(out[a].est_saving_ns).round() + pct(out[b].est_saving_ns).round();
+    if sum - pct(both) < OVERLAP_MIN_PCT {
+        return;
+    }
+    let name = |f: &Finding| format!("{}/{}", f.cause, f.sub_cause);
+    let (name_a, name_b) = (name(&out[a]), name(&out[b]));
+    for (k, other) in [(a, name_b), (b, name_a)] {
+        out[k].evidence = format!(
+            "{}; CUDA graphs cut {other} too: the two save {:.0}% together, not {sum:.0}%",
+            out[k].evidence,
+            pct(both),
+        );
     }
 }
 

@@ -203,7 +203,15 @@ pub struct Replays {
     pub combined_without: [Option<Lane>; Fix::ALL.len()],
     /// The same, from `combined_with_batches`.
     pub combined_with_batches_without: [Option<Lane>; Fix::ALL.len()],
+    /// The two fixes CUDA graphs make (`GRAPH_FIXES`) at once, where both
+    /// are advised: their findings overlap, and this is what they save
+    /// together.
+    pub graphs: Option<Lane>,
 }
+
+/// Fixes one remedy makes: CUDA graphs (or torch.compile) both cut the
+/// Python dispatch between launches and take the launch calls off the host.
+pub const GRAPH_FIXES: [Fix; 2] = [Fix::CpuPython, Fix::Launch];
 
 /// Kernel-side fixes in `combined`, whose saving a host-bound loop masks:
 /// faster kernels only make the GPU wait longer for the host. (FP8 is an
@@ -281,6 +289,12 @@ impl Replays {
         let to_recording =
             |l: &Lane| (self.ratio(Fix::Comm) * span(l) / span(&self.base)).clamp(0.0, 1.0);
         Some((to_recording(rest), to_recording(all)))
+    }
+
+    /// The ratio of the `GRAPH_FIXES` at once, where both were advised.
+    pub fn graphs_ratio(&self) -> Option<f64> {
+        let l = self.graphs.as_ref()?;
+        Some((span(l) / span(&self.base)).clamp(0.0, 1.0))
     }
 
     /// The ratio of every fix at once, against the recording: over `base`,
@@ -492,11 +506,16 @@ impl Replays {
                 )
             })
             .collect();
+        let graph_parts: Vec<&Change> = GRAPH_FIXES.iter().filter_map(|&f| own(f)).collect();
+        let graph_removed = removed(&graph_parts);
+        let graphs = (graph_parts.len() == GRAPH_FIXES.len())
+            .then(|| union(&graph_parts, &graph_removed, unchanged));
         let base = Change::none();
         let mut refs: Vec<&Change> = vec![&base, &combined];
         refs.extend(fixes.iter().map(|(_, c)| c));
         refs.extend(extra.iter());
         refs.extend(rest_changes.iter());
+        refs.extend(graphs.iter());
         let mut out = r.run_all(&refs, marks).into_iter();
         let base = out.next().expect("the base lane");
         let combined = out.next().expect("the combined lane");
@@ -519,6 +538,7 @@ impl Replays {
             };
             slot[f.index()] = out.next();
         }
+        let graphs = graphs.and_then(|_| out.next());
         Replays {
             base,
             full: by_fix[Fix::Comm.index()].take(),
@@ -530,6 +550,7 @@ impl Replays {
             batch_wait_ns: r.batch_waits().iter().map(|w| w.1 - w.0).sum(),
             combined_without,
             combined_with_batches_without,
+            graphs,
         }
     }
 }

@@ -284,5 +284,11 @@ fn allocator_churn_gets_allocator_advice() {
     if let Some(m) = r.findings.iter().find(|f| f.cause == "memory") {
         assert!(m.fix.contains("caching allocator"), "{}", m.fix);
         assert!(m.evidence.contains("hipMalloc"), "{}", m.evidence);
+        // The what-if names the calls it removes as the trace does.
+        assert!(
+            m.assumption.contains("hipMalloc/hipFree") && !m.assumption.contains("cuda"),
+            "{}",
+            m.assumption
+        );
     }
 }

@@ -164,7 +164,8 @@ fn is_amd(i: &Inputs) -> bool {
     i.gpu.hip || Arch::of(i.gpu).is_amd()
 }
 
-fn alloc_api(i: &Inputs) -> (&'static str, &'static str) {
+/// The allocator's calls as the trace's runtime names them.
+pub fn alloc_api(i: &Inputs) -> (&'static str, &'static str) {
     if is_amd(i) {
         ("hipMalloc", "hipFree")
     } else {

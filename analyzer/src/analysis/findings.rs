@@ -503,8 +503,10 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
             }
         ),
         Fix::Memory => {
-            "allocator calls (cudaMalloc/cudaFree) and offload copies gone from the steady state"
-                .to_string()
+            let (malloc, free) = advice::alloc_api(i);
+            format!(
+                "allocator calls ({malloc}/{free}) and offload copies gone from the steady state"
+            )
         }
         Fix::Sync => "the blocking sync removed; the host work after it kept, and file reads or \
                       batch waits after it still wait for the GPU"

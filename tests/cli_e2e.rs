@@ -199,6 +199,22 @@ fn bad_inputs_give_clear_errors() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A trace one folder down (as TraceLens keeps them) is named, not found.
+    let sub = empty.join("rank0");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(
+        sub.join("t.json"),
+        r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}"#,
+    )
+    .unwrap();
+    let out = cli(&["analyze", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not searched recursively")
+            && err.contains(&format!("{} holds traces: pass it", sub.display())),
+        "{err}"
+    );
 
     // A damaged recording still analyzes, with a warning naming the offset.
     let rec = tmp.path().join("rec");

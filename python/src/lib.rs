@@ -203,10 +203,7 @@ fn load(paths: &[PathBuf]) -> Result<Vec<Timeline>, Failure> {
     for p in paths {
         if !kineto::looks_like_kineto(p) {
             return Err(Failure(if p.is_dir() {
-                format!(
-                    "{} holds neither stallscope traces (*.sst) nor PyTorch-profiler traces (*.json, *.json.gz)",
-                    p.display()
-                )
+                kineto::no_traces_in(p)
             } else {
                 format!(
                     "{}: not a stallscope trace nor a PyTorch-profiler (Kineto) JSON trace",

@@ -53,10 +53,7 @@ fn load_inner(paths: &[PathBuf], strict: bool) -> anyhow::Result<Vec<Timeline>> 
         if p.is_dir() {
             let mut found = kineto_files(p)?;
             if found.is_empty() {
-                bail!(
-                    "{} holds neither stallscope traces (*.sst) nor PyTorch-profiler traces (*.json, *.json.gz)",
-                    p.display()
-                );
+                bail!("{}", kineto::no_traces_in(p));
             }
             files.append(&mut found);
         } else if kineto::looks_like_kineto(p) {

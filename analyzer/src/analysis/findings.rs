@@ -237,7 +237,8 @@ pub fn build(i: &Inputs) -> Built {
 }
 
 /// CUDA graphs are the fix of two findings (`GRAPH_FIXES`): the Python
-/// dispatch between launches and the launch calls. Each what-if alone
+/// dispatch between launches and the launch calls (more of them, where
+/// graphs are in use already). Each what-if alone
 /// counts much of the other's idle time (a host that dispatches faster
 /// also gets ahead of its launches), so where their savings add up to more
 /// than the two replayed together, both say what they save together. Not
@@ -264,9 +265,15 @@ fn say_graphs_overlap(i: &Inputs, out: &mut [Finding], modeled: &[(Fix, bool)], 
     }
     let name = |f: &Finding| format!("{}/{}", f.cause, f.sub_cause);
     let (name_a, name_b) = (name(&out[a]), name(&out[b]));
+    // With graphs in use already, the advice is more of them (and fusion).
+    let remedy = if i.job.graphs() {
+        "fewer launches"
+    } else {
+        "CUDA graphs"
+    };
     for (k, other) in [(a, name_b), (b, name_a)] {
         out[k].evidence = format!(
-            "{}; CUDA graphs cut {other} too: the two save {:.0}% together, not {sum:.0}%",
+            "{}; {remedy} cut {other} too: the two save {:.0}% together, not {sum:.0}%",
             out[k].evidence,
             pct(both),
         );

@@ -380,8 +380,12 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
         ),
         Cause::Transfer => (
             format!("{who}: host-to-device copies that no GPU work overlapped"),
-            "copy the next inputs ahead, on a side stream with non_blocking=True, while the current step runs"
-                .to_string(),
+            match job.serving_engine {
+                // The engine copies its own inputs: only its scheduler can overlap them.
+                Some(engine) => engine_overlap(engine),
+                None => "copy the next inputs ahead, on a side stream with non_blocking=True, while the current step runs"
+                    .to_string(),
+            },
         ),
         Cause::Launch if sub == "slow-call" => (
             format!("{who}: kernel-launch calls that took over 1 ms (lazy module loading, JIT compilation, or a full launch queue)"),
@@ -418,9 +422,34 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
     }
 }
 
+/// What a serving engine offers against host work between its steps (its
+/// scheduling and input preparation): a scheduler that prepares the next
+/// step while the GPU runs the current one. vLLM's is off by default
+/// (`--async-scheduling`); SGLang's overlap scheduler is on unless disabled.
+fn engine_overlap(engine: &str) -> String {
+    match engine {
+        "vLLM" => {
+            "vLLM: turn on async scheduling (--async-scheduling), so that the engine prepares \
+                   and copies the next step's inputs while the GPU runs"
+                .to_string()
+        }
+        "SGLang" => {
+            "SGLang: keep the overlap scheduler on (no --disable-overlap-schedule), so that the \
+                     engine prepares the next batch while the GPU runs"
+                .to_string()
+        }
+        _ => format!(
+            "{engine}: an engine version or option that schedules and prepares the next step while \
+             the GPU runs (overlap or async scheduling)"
+        ),
+    }
+}
+
 /// The fix for long host work between launch bursts, for this kind of job.
 fn host_work_fix(job: &JobContext) -> String {
-    if job.inference() {
+    if let Some(engine) = job.serving_engine {
+        engine_overlap(engine)
+    } else if job.inference() {
         "move this work out of the inference loop: prepare inputs ahead on a background thread or in \
          another process, and log every N requests"
             .to_string()
@@ -718,5 +747,28 @@ mod tests {
         assert!(tgi.contains("(--quantize fp8"), "{tgi}");
         let plain = fp8_inference_fix(&job(Mode::Inference, None)).unwrap();
         assert!(plain.contains("torchao") && !plain.contains("Transformer Engine"));
+    }
+
+    /// A serving engine's host work between steps is its own scheduling:
+    /// the fix is the engine's overlap, not a background thread the user
+    /// cannot add.
+    #[test]
+    fn host_work_in_a_serving_engine_is_for_its_scheduler_to_overlap() {
+        let job = |serving_engine| JobContext {
+            mode: Mode::Inference,
+            serving_engine,
+            ..Default::default()
+        };
+        let vllm = host_work_fix(&job(Some("vLLM")));
+        assert!(
+            vllm.starts_with("vLLM: turn on async scheduling (--async-scheduling)"),
+            "{vllm}"
+        );
+        let sglang = host_work_fix(&job(Some("SGLang")));
+        assert!(sglang.contains("no --disable-overlap-schedule"), "{sglang}");
+        let tgi = host_work_fix(&job(Some("TGI")));
+        assert!(tgi.starts_with("TGI: ") && tgi.contains("overlap"), "{tgi}");
+        let plain = host_work_fix(&job(None));
+        assert!(plain.contains("background thread"), "{plain}");
     }
 }

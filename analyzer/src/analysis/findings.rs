@@ -499,16 +499,27 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
             },
             secs(BURST_GAP_NS)
         ),
-        Fix::HostWork => format!(
-            "the host work outside launch bursts (CPU stretches over {}, GIL waits, sleeps) moves off \
-             {the_loop} ({}) and overlaps the GPU",
-            secs(BURST_GAP_NS),
-            if i.job.inference() {
-                "a background thread or process, or every N requests"
-            } else {
-                "DataLoader workers, a background thread, or every N steps"
-            }
-        ),
+        Fix::HostWork => {
+            let moved = match (i.job.serving_engine, i.job.inference()) {
+                (Some(_), _) => {
+                    "overlaps the GPU: the engine prepares each step while the GPU runs \
+                                 the one before"
+                        .to_string()
+                }
+                (None, true) => format!(
+                    "moves off {the_loop} (a background thread or process, or every N requests) and \
+                     overlaps the GPU"
+                ),
+                (None, false) => format!(
+                    "moves off {the_loop} (DataLoader workers, a background thread, or every N \
+                     steps) and overlaps the GPU"
+                ),
+            };
+            format!(
+                "the host work outside launch bursts (CPU stretches over {}, GIL waits, sleeps) {moved}",
+                secs(BURST_GAP_NS)
+            )
+        }
         Fix::Memory => {
             let (malloc, free) = advice::alloc_api(i);
             format!(

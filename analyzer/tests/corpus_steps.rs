@@ -146,7 +146,11 @@ fn simple_add_is_all_start_up_with_no_steady_state_findings() {
     let r = mostly_start_up("HolisticTraceAnalysis/tests/data/critical_path/simple_add");
     assert_eq!(r["startup"]["all"], true, "{}", r["startup"]);
     assert!(r["findings"].as_array().unwrap().is_empty());
-    assert!(notes(&r).contains("all start-up"), "{}", notes(&r));
+    assert!(
+        notes(&r).contains("no GPU work follows start-up"),
+        "{}",
+        notes(&r)
+    );
 }
 
 /// The advice half of the start-up expectation: no model-fitting advice

@@ -551,7 +551,7 @@ impl Report {
                 .chain(d.startup.as_ref().and_then(|s| {
                     if s.all {
                         Some(format!(
-                            "the trace is all start-up ({:.0}% of it, {}): \
+                            "no GPU work follows start-up ({:.0}% of the trace, {}): \
                              no steady state to diagnose",
                             s.share_pct,
                             super::text::dur(s.ns())

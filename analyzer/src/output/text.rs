@@ -200,7 +200,7 @@ fn no_fix_line(r: &Report, d: &DeviceReport) -> String {
 pub fn no_findings_line(r: &Report) -> Option<String> {
     let s = r.startup.as_ref();
     if s.is_some_and(|s| s.all) {
-        Some("No steady state: the trace is all start-up.".into())
+        Some("No steady state: no GPU work follows start-up.".into())
     } else if s.is_some_and(|s| s.short_rest) {
         let [w0, w1] = r.window_ns;
         Some(format!(
@@ -333,7 +333,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             "start-up {} ({:.0}% of the trace{}): {}",
             dur(s.ns),
             s.share_pct,
-            if s.all { ", all of it" } else { "" },
+            if s.all { "; no GPU work after it" } else { "" },
             what.join(", ")
         );
         let _ = writeln!(o, "{}", cut(&line, 100));

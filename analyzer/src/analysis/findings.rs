@@ -238,12 +238,11 @@ pub fn build(i: &Inputs) -> Built {
 
 /// CUDA graphs are the fix of two findings (`GRAPH_FIXES`): the Python
 /// dispatch between launches and the launch calls (more of them, where
-/// graphs are in use already). Each what-if alone
-/// counts much of the other's idle time (a host that dispatches faster
-/// also gets ahead of its launches), so where their savings add up to more
-/// than the two replayed together, both say what they save together. Not
-/// for a finding paired with faster batches, whose saving is another
-/// replay's.
+/// graphs are in use already). Each what-if alone counts much of the
+/// other's idle time (a host that dispatches faster also gets ahead of its
+/// launches), so where their savings add up to more than the two replayed
+/// together, both say what they save together. Not for a finding paired
+/// with faster batches, whose saving is another replay's.
 fn say_graphs_overlap(i: &Inputs, out: &mut [Finding], modeled: &[(Fix, bool)], wall: Ns) {
     let Some(r) = i.replays else { return };
     let Some(ratio) = r.graphs_ratio() else {
@@ -501,11 +500,9 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
         ),
         Fix::HostWork => {
             let moved = match (i.job.serving_engine, i.job.inference()) {
-                (Some(_), _) => {
-                    "overlaps the GPU: the engine prepares each step while the GPU runs \
-                                 the one before"
-                        .to_string()
-                }
+                (Some(_), _) => "overlaps the GPU: the engine prepares each step while the \
+                                 GPU runs the one before"
+                    .to_string(),
                 (None, true) => format!(
                     "moves off {the_loop} (a background thread or process, or every N requests) and \
                      overlaps the GPU"

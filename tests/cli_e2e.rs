@@ -215,6 +215,21 @@ fn bad_inputs_give_clear_errors() {
             && err.contains(&format!("{} holds traces: pass it", sub.display())),
         "{err}"
     );
+    // So is a native recording kept beside others in a run folder.
+    let runs = tmp.path().join("runs");
+    let rec_copy = runs.join("run1");
+    std::fs::create_dir_all(&rec_copy).unwrap();
+    for f in std::fs::read_dir(sample("dataloader-cpu")).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, rec_copy.join(f.file_name().unwrap())).unwrap();
+    }
+    let out = cli(&["analyze", runs.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{} holds traces: pass it", rec_copy.display())),
+        "{err}"
+    );
 
     // A damaged recording still analyzes, with a warning naming the offset.
     let rec = tmp.path().join("rec");

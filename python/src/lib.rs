@@ -203,7 +203,7 @@ fn load(paths: &[PathBuf]) -> Result<Vec<Timeline>, Failure> {
     for p in paths {
         if !kineto::looks_like_kineto(p) {
             return Err(Failure(if p.is_dir() {
-                kineto::no_traces_in(p)
+                stallscope_analyzer::read::no_traces_in(p)
             } else {
                 format!(
                     "{}: not a stallscope trace nor a PyTorch-profiler (Kineto) JSON trace",

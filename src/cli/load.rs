@@ -53,7 +53,7 @@ fn load_inner(paths: &[PathBuf], strict: bool) -> anyhow::Result<Vec<Timeline>> 
         if p.is_dir() {
             let mut found = kineto_files(p)?;
             if found.is_empty() {
-                bail!("{}", kineto::no_traces_in(p));
+                bail!("{}", stallscope_analyzer::read::no_traces_in(p));
             }
             files.append(&mut found);
         } else if kineto::looks_like_kineto(p) {

@@ -428,16 +428,12 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
 /// (`--async-scheduling`); SGLang's overlap scheduler is on unless disabled.
 fn engine_overlap(engine: &str) -> String {
     match engine {
-        "vLLM" => {
-            "vLLM: turn on async scheduling (--async-scheduling), so that the engine prepares \
-                   and copies the next step's inputs while the GPU runs"
-                .to_string()
-        }
-        "SGLang" => {
-            "SGLang: keep the overlap scheduler on (no --disable-overlap-schedule), so that the \
-                     engine prepares the next batch while the GPU runs"
-                .to_string()
-        }
+        "vLLM" => "vLLM: turn on async scheduling (--async-scheduling), so that the engine \
+                   prepares and copies the next step's inputs while the GPU runs"
+            .to_string(),
+        "SGLang" => "SGLang: keep the overlap scheduler on (no --disable-overlap-schedule), so \
+                     that the engine prepares the next batch while the GPU runs"
+            .to_string(),
         _ => format!(
             "{engine}: an engine version or option that schedules and prepares the next step while \
              the GPU runs (overlap or async scheduling)"

@@ -3,8 +3,8 @@
 
 use stallscope_analyzer::analysis::{Cause, Diagnosis, diagnose};
 use stallscope_analyzer::model::{
-    Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, Ns, Precision, Process, Sample, Source, SpanKind,
-    Stream, Thread, Timeline,
+    CopyKind, Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, MemKind, Ns, Precision, Process, Sample,
+    Source, SpanKind, Stream, Thread, Timeline,
 };
 use stallscope_analyzer::output::{report::Report, text};
 use stallscope_format::{FdClass, HostOp};
@@ -945,6 +945,125 @@ fn a_ready_batch_costs_its_range_and_a_late_one_sets_the_pace() {
         "{:#?}",
         late.findings
     );
+}
+
+/// A short window of a loop that waits 30 ms for each batch and then runs
+/// 8 ms of GPU work: twice the workers bring a batch every 19 ms, so no step
+/// is shorter than that. (The producers once began the window with their
+/// prefetch queue full, and 12 steps at the GPU's 8 ms pace came out at
+/// 8 ms: a saving beyond the batch wait, at a pace the batches never allow.)
+#[test]
+fn the_data_fix_runs_no_faster_than_the_batches_it_assumes() {
+    let mut b = B::new();
+    b.tl.source = Source::Kineto;
+    let loader = b.name("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__");
+    let mut t = 0;
+    for i in 0..12 {
+        let s0 = t;
+        b.span(0, SpanKind::Annotation, t, 30 * MS, loader, 0);
+        t += 30 * MS;
+        b.launch(t, t + 10 * US, 8 * MS, "sm90_xmma_gemm_bf16bf16", 7);
+        b.sync(t + 20 * US, t + 8 * MS + 10 * US);
+        t += 8 * MS + 10 * US;
+        b.step(i, s0, t);
+    }
+    let d = b.done().1;
+    let f = &d.findings[0];
+    assert_eq!(
+        (f.cause.as_str(), f.sub_cause.as_str()),
+        ("data", "workers")
+    );
+    // "a batch every 19.0 ms instead of every 38.0 ms": twice the workers.
+    let every = |at: usize| -> f64 {
+        let rest = &f.assumption[at + "every ".len()..];
+        rest[..rest.find(" ms").expect("in ms")]
+            .parse()
+            .expect("a number")
+    };
+    let at = f.assumption.find("a batch every ").expect(&f.assumption) + "a batch ".len();
+    let (after, before) = (every(at), every(f.assumption.rfind("every ").unwrap_or(0)));
+    assert!((after * 2.0 - before).abs() < 0.2, "{}", f.assumption);
+    let period = (after * MS as f64) as Ns;
+    // No faster than one batch per period.
+    assert!(
+        f.est_step_ns_after >= period - period / 20,
+        "{} -> {} with a batch every {period}",
+        d.steps.mean_ns,
+        f.est_step_ns_after
+    );
+    assert!(f.est_step_ns_after < d.steps.mean_ns * 3 / 5, "{:#?}", f);
+}
+
+/// A loop that copies its inputs to the GPU (a 6 ms call a step, for a 1 ms
+/// copy from `src` memory), then runs a 3 ms kernel and waits for it,
+/// in a process started as `cmdline`.
+fn copies_each_step(cmdline: &str, src: MemKind) -> Diagnosis {
+    let mut b = B::new();
+    b.tl.processes[0].cmdline = cmdline.into();
+    let (api, copy) = (b.name("cudaMemcpyAsync"), b.name("Memcpy HtoD"));
+    let mut t = 0;
+    for i in 0..8 {
+        let s0 = t;
+        let corr = b.corr;
+        b.corr += 1;
+        b.span(0, SpanKind::CudaRuntime, t, 6 * MS, api, corr as u64);
+        b.tl.gpus[0].stream_mut(7).ops.push(
+            GpuOp::new(GpuOpKind::Memcpy, t + 10 * US, t + MS, corr, copy).with_copy(
+                CopyKind::HTOD,
+                src,
+                MemKind::DEVICE,
+            ),
+        );
+        t += 6 * MS;
+        b.launch(t, t + 10 * US, 3 * MS, "sm90_xmma_gemm_bf16bf16", 7);
+        b.sync(t + 20 * US, t + 3 * MS + 10 * US);
+        t += 3 * MS + 10 * US;
+        b.step(i, s0, t);
+    }
+    b.done().1
+}
+
+/// The transfer what-if states the fix its advice names: pinned memory for
+/// pageable copies, else copies overlapped with the GPU's work, which in a
+/// serving engine is its overlap scheduler's to do.
+#[test]
+fn the_transfer_fix_assumes_what_its_advice_says() {
+    let finding = |d: &Diagnosis| {
+        let f = d.findings.iter().find(|f| f.cause == "transfer");
+        f.unwrap_or_else(|| panic!("no transfer finding: {:#?}", d.findings))
+            .clone()
+    };
+    let f = finding(&copies_each_step("python train.py", MemKind::PAGEABLE));
+    assert!(
+        f.fix.contains("pin_memory") || f.fix.contains("pin the host"),
+        "{}",
+        f.fix
+    );
+    assert!(
+        f.assumption.starts_with("pinned memory"),
+        "{}",
+        f.assumption
+    );
+
+    let f = finding(&copies_each_step("python train.py", MemKind::PINNED));
+    assert!(f.fix.contains("side stream"), "{}", f.fix);
+    assert!(
+        f.assumption.contains("copied ahead on a side stream"),
+        "{}",
+        f.assumption
+    );
+
+    let f = finding(&copies_each_step(
+        "python -m vllm.entrypoints.openai.api_server",
+        MemKind::PINNED,
+    ));
+    assert!(f.fix.contains("--async-scheduling"), "{}", f.fix);
+    assert!(
+        f.assumption.contains("the engine prepares"),
+        "{}",
+        f.assumption
+    );
+    assert!(f.est_saving_ns > 0, "{f:#?}");
 }
 
 /// Eager attention on a busy GPU: each step launches QK^T (2 ms), a

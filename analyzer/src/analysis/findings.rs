@@ -526,10 +526,20 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
         Fix::Sync => "the blocking sync removed; the host work after it kept, and file reads or \
                       batch waits after it still wait for the GPU"
             .to_string(),
-        Fix::Transfer => {
+        // As the advice (`advice::explain`, Cause::Transfer) has it: pinned
+        // memory where copies were pageable, else the copies overlapped.
+        Fix::Transfer if i.mem.pageable_copies > 0 => {
             "pinned memory and asynchronous copies: the host no longer stages host-to-device copies"
                 .to_string()
         }
+        Fix::Transfer => match i.job.serving_engine {
+            Some(_) => "the host's part of host-to-device copies overlaps the GPU: the engine \
+                        prepares each step's inputs while the GPU runs the one before"
+                .to_string(),
+            None => "the next inputs copied ahead on a side stream: the host's part of \
+                     host-to-device copies overlaps the GPU's work"
+                .to_string(),
+        },
         Fix::Launch => {
             "fused or graph-launched kernels: launch calls cost no host time".to_string()
         }
@@ -602,15 +612,27 @@ fn attention_finding(i: &Inputs, wall: Ns, mean_step: Ns, paired: bool) -> Optio
         fix,
         kernels,
     };
-    Some((finding, masked.is_some()))
+    Some((finding, matches!(masked, Some(Masked::Until(..)))))
+}
+
+/// How a host-bound loop masks a kernel-side fix (`masked_saving`).
+#[derive(Clone, Copy)]
+enum Masked {
+    /// Once every other fix is made it saves more: the mean step with
+    /// every other fix made, and with this one too.
+    Until(Ns, Ns),
+    /// It saves little even then: the host (or the batches it waits for)
+    /// would set the pace. With the kernel time it cuts (a share of the
+    /// window), and whether other fixes save anything.
+    Still { direct: f64, others: bool },
 }
 
 /// Where a host-bound loop masks a kernel-side fix (see
 /// `whatif::replays::masked_by_host`): the fix alone (`alone`, its ratio)
 /// saves under half of the kernel time it cuts (`direct`, a share of the
-/// window), while once every other fix is made it saves a quarter of that
-/// more (and at least `MASKED_MIN_PCT` of the window). Then the mean step
-/// with every other fix made, and with this one too.
+/// window, at least `MASKED_MIN_PCT`). It is masked `Until` the other fixes
+/// are made where it then saves a quarter of `direct` more (and at least
+/// `MASKED_MIN_PCT` of the window), else `Still`.
 fn masked_saving(
     i: &Inputs,
     fix: Fix,
@@ -618,32 +640,60 @@ fn masked_saving(
     direct: f64,
     paired: bool,
     mean_step: Ns,
-) -> Option<(Ns, Ns)> {
+) -> Option<Masked> {
     i.att.launcher?;
     let (rest, all) = i.replays?.after_others(fix, paired)?;
     let (solo, later) = (1.0 - alone, rest - all);
+    if solo >= direct / 2.0 || direct < MASKED_MIN_PCT / 100.0 {
+        return None;
+    }
     let more = (MASKED_MIN_PCT / 100.0).max(direct / 4.0);
     let step = |r: f64| (mean_step as f64 * r).round() as Ns;
-    (solo < direct / 2.0 && later - solo >= more).then(|| (step(rest), step(all)))
+    Some(if later - solo >= more {
+        Masked::Until(step(rest), step(all))
+    } else {
+        Masked::Still {
+            direct,
+            others: rest < 0.995,
+        }
+    })
 }
 
-/// A kernel-side finding's evidence, with what its fix saves once the host
-/// keeps up where that is masked (`masked_saving`).
-fn with_masked(i: &Inputs, evidence: String, alone: f64, masked: Option<(Ns, Ns)>) -> String {
+/// A kernel-side finding's evidence, with why its fix saves little alone
+/// where the host masks it, and what it saves once the host keeps up where
+/// that is more (`masked_saving`).
+fn with_masked(i: &Inputs, evidence: String, alone: f64, masked: Option<Masked>) -> String {
     let step = if i.steps.steps.is_empty() {
         "window"
     } else {
         "step"
     };
+    let solo = 100.0 * (1.0 - alone);
+    let batches = i.replays.is_some_and(|r| r.data.is_some());
     match masked {
-        Some((rest, all)) => format!(
-            "{evidence}; alone, this fix saves {:.0}%: the host sets the pace, and faster kernels \
-             would wait for it; once the other fixes are made, it takes the {step} from {} to {} \
-             ({:.0}% less)",
-            100.0 * (1.0 - alone),
+        Some(Masked::Until(rest, all)) => format!(
+            "{evidence}; alone, this fix saves {solo:.0}%: the host{} sets the pace, and faster \
+             kernels would wait for it; once the other fixes are made, it takes the {step} from \
+             {} to {} ({:.0}% less)",
+            if batches {
+                ", waiting for its batches,"
+            } else {
+                ""
+            },
             secs(rest),
             secs(all),
             100.0 * (1.0 - all as f64 / rest.max(1) as f64)
+        ),
+        Some(Masked::Still { direct, others }) => format!(
+            "{evidence}; the kernels would take {:.0}% of the {step} less, but the GPU would then \
+             wait for the host{}: this fix saves {solo:.0}%{}",
+            100.0 * direct,
+            if batches { " and its batches" } else { "" },
+            if others {
+                ", even once the other fixes are made"
+            } else {
+                ""
+            }
         ),
         None => evidence,
     }
@@ -745,5 +795,5 @@ fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns, paired: bool) -> Optio
         fix,
         kernels,
     };
-    Some((finding, masked.is_some()))
+    Some((finding, matches!(masked, Some(Masked::Until(..)))))
 }

@@ -722,6 +722,7 @@ impl Replay {
         let (mut oi, mut mi) = (0, 0);
         let mut drain = false;
         let mut ready = Ns::MIN / 4;
+        let mut batches_seen = 0u32;
         let mut last_data_end = Ns::MIN / 4;
         let ranges = (cx.tl.source == crate::model::Source::Kineto).then(|| {
             let mut lens: Vec<Ns> = (self.segs.iter())
@@ -807,13 +808,20 @@ impl Replay {
                 drain = false;
             }
             if let (true, Some(b)) = (new_batch, change.batches) {
-                ready = (ready + b.period_ns).max(h - b.queue as Ns * b.period_ns);
+                let cap = if s.sub == Sub::MAIN_PROCESS {
+                    h + (s.end - s.start)
+                } else {
+                    h.max(s.end)
+                };
+                // The first batch within a period of the ask, or now if the
+                // recording found it ready; later ones a period apart.
+                ready = match batches_seen {
+                    0 if batch_lane => (h + b.period_ns).min(cap),
+                    0 => h,
+                    _ => (ready + b.period_ns).max(h - b.queue as Ns * b.period_ns),
+                };
+                batches_seen += 1;
                 if batch_lane {
-                    let cap = if s.sub == Sub::MAIN_PROCESS {
-                        h + (s.end - s.start)
-                    } else {
-                        h.max(s.end)
-                    };
                     h = h.max(ready.min(cap));
                 }
             }

@@ -147,6 +147,9 @@ fn scaled(dt: Ns, dt_f: f64, scale: f64) -> Ns {
 }
 
 /// One lane's place in the replay.
+/// `LaneState::ready` before the first batch.
+const NO_BATCH_YET: Ns = Ns::MIN / 4;
+
 #[derive(Clone, Copy)]
 struct LaneState {
     /// The host's time on the new clock at the end of the last segment.
@@ -247,7 +250,7 @@ impl Group {
             last_dt: 0,
             cur: 0,
             drain: false,
-            ready: Ns::MIN / 4,
+            ready: NO_BATCH_YET,
         };
         Group {
             any_speed: changes.iter().any(|c| !c.speed_identity || c.drop_softmax),
@@ -379,16 +382,28 @@ impl Group {
                 st.drain = false;
             }
             if let (true, Some(b)) = (new_batch, c.batches) {
-                // The next batch is ready one period after the last, the
-                // producers at most `queue` batches ahead; never later
-                // than the recording had it.
-                st.ready = (st.ready + b.period_ns).max(st.h - b.queue as Ns * b.period_ns);
-                if batch_lane {
-                    let cap = if s.sub == Sub::MAIN_PROCESS {
-                        st.h + (s.end - s.start)
+                // Never later than the recording had it.
+                let cap = if s.sub == Sub::MAIN_PROCESS {
+                    st.h + (s.end - s.start)
+                } else {
+                    st.h.max(s.end)
+                };
+                st.ready = if st.ready == NO_BATCH_YET {
+                    // The producers come into the window at their new pace
+                    // with nothing queued: the first batch is at most one
+                    // period away. (A full queue let a short window run at
+                    // the GPU's pace, faster than the batches can come.)
+                    if batch_lane {
+                        cap.min(st.h + b.period_ns)
                     } else {
-                        st.h.max(s.end)
-                    };
+                        st.h
+                    }
+                } else {
+                    // One period after the last, the producers at most
+                    // `queue` batches ahead.
+                    (st.ready + b.period_ns).max(st.h - b.queue as Ns * b.period_ns)
+                };
+                if batch_lane {
                     st.h = st.h.max(st.ready.min(cap));
                 }
             }

@@ -124,6 +124,14 @@ impl B {
         self.span(0, SpanKind::CudaRuntime, t, until - t, id, corr as u64);
     }
 
+    /// A `dur` long GEMM launched at `t` and a sync on it: when the host
+    /// is back.
+    fn gemm_and_wait(&mut self, t: Ns, dur: Ns) -> Ns {
+        self.launch(t, t + 10 * US, dur, "sm90_xmma_gemm_bf16bf16", 7);
+        self.sync(t + 20 * US, t + dur + 10 * US);
+        t + dur + 10 * US
+    }
+
     fn step(&mut self, i: usize, start: Ns, end: Ns) {
         let id = self.name(&format!("ProfilerStep#{i}"));
         self.span(0, SpanKind::Annotation, start, end - start, id, 0);
@@ -219,9 +227,7 @@ fn data_wait(worker: &dyn Fn(&mut Process, Ns, Ns)) -> Diagnosis {
         b.span(0, SpanKind::Host(HostOp::Poll), t, 20 * MS, 1, 0);
         worker(&mut b.tl.processes[1], t, t + 20 * MS);
         t += 20 * MS;
-        b.launch(t, t + 10 * US, 10 * MS, "sm90_xmma_gemm_bf16bf16", 7);
-        b.sync(t + 20 * US, t + 10 * MS + 10 * US);
-        t += 10 * MS + 10 * US;
+        t = b.gemm_and_wait(t, 10 * MS);
         b.step(i, s0, t);
     }
     b.done().1
@@ -340,9 +346,7 @@ fn reads_in_the_loop_are_io_with_the_filesystem() {
             b.span(0, SpanKind::Host(HostOp::Read), t, MS, 1, 1 << 20);
             t += MS + 10 * US;
         }
-        b.launch(t, t + 10 * US, 10 * MS, "sm90_xmma_gemm_bf16bf16", 7);
-        b.sync(t + 20 * US, t + 10 * MS + 10 * US);
-        t += 10 * MS + 10 * US;
+        t = b.gemm_and_wait(t, 10 * MS);
         b.step(i, s0, t);
     }
     let (_, d) = b.done();
@@ -444,9 +448,7 @@ fn writes_each_step(
     let mut t = 0;
     for i in 0..6 {
         let s0 = t;
-        b.launch(t, t + 10 * US, 10 * MS, "sm90_xmma_gemm_bf16bf16", 7);
-        b.sync(t + 20 * US, t + 10 * MS + 10 * US);
-        t += 10 * MS + 10 * US;
+        t = b.gemm_and_wait(t, 10 * MS);
         for _ in 0..writes {
             b.span(0, SpanKind::Host(HostOp::Write), t, write_ns, 1, bytes);
             t += write_ns + US;
@@ -962,9 +964,7 @@ fn the_data_fix_runs_no_faster_than_the_batches_it_assumes() {
         let s0 = t;
         b.span(0, SpanKind::Annotation, t, 30 * MS, loader, 0);
         t += 30 * MS;
-        b.launch(t, t + 10 * US, 8 * MS, "sm90_xmma_gemm_bf16bf16", 7);
-        b.sync(t + 20 * US, t + 8 * MS + 10 * US);
-        t += 8 * MS + 10 * US;
+        t = b.gemm_and_wait(t, 8 * MS);
         b.step(i, s0, t);
     }
     let d = b.done().1;
@@ -1015,9 +1015,7 @@ fn copies_each_step(cmdline: &str, src: MemKind) -> Diagnosis {
             ),
         );
         t += 6 * MS;
-        b.launch(t, t + 10 * US, 3 * MS, "sm90_xmma_gemm_bf16bf16", 7);
-        b.sync(t + 20 * US, t + 3 * MS + 10 * US);
-        t += 3 * MS + 10 * US;
+        t = b.gemm_and_wait(t, 3 * MS);
         b.step(i, s0, t);
     }
     b.done().1

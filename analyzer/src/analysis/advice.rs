@@ -393,6 +393,10 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
              torch.compile, compile once outside the loop"
                 .to_string(),
         ),
+        Cause::Launch if job.serving_engine.is_some() => (
+            format!("{who}: kernels shorter than their launch cost, launched back to back"),
+            engine_graphs(job.serving_engine.unwrap_or("the engine"), job.graphs()),
+        ),
         Cause::Launch if job.graphs() => (
             format!("{who}: kernels shorter than their launch cost, launched back to back (graphs are in use)"),
             "fuse the small ops outside the graphs (torch.compile), or put more work in each launch (larger batch)"
@@ -460,11 +464,31 @@ fn host_work_fix(job: &JobContext) -> String {
     }
 }
 
-/// The fix for host CPU time between launches, for this kind of job.
 /// Dispatch advice to a job that launches graphs already.
 const GRAPHS_IN_USE: &str =
     "graphs are in use already: look for the Python work between graph launches";
 
+/// A serving engine's own CUDA graphs, named by the option that turns them
+/// off (its users launch no kernels themselves), or, where the trace shows
+/// graphs, what still launches one by one.
+fn engine_graphs(engine: &str, graphs: bool) -> String {
+    if graphs {
+        return format!(
+            "{engine}: {GRAPHS_IN_USE} (scheduling, sampling), and keep batch sizes within the \
+             captured ones, above which steps run eagerly; batch more requests per step"
+        );
+    }
+    let on = match engine {
+        "vLLM" => "vLLM: keep CUDA graphs on (no --enforce-eager)".to_string(),
+        "SGLang" => "SGLang: keep CUDA graphs on (no --disable-cuda-graph), with \
+                     --cuda-graph-max-bs at or above the running batch size"
+            .to_string(),
+        _ => format!("{engine}: keep its CUDA-graph capture on"),
+    };
+    format!("{on}, and batch more requests per step")
+}
+
+/// The fix for host CPU time between launches, for this kind of job.
 fn cpu_fix(job: &JobContext) -> String {
     let graphs = if job.graphs() {
         GRAPHS_IN_USE
@@ -472,10 +496,7 @@ fn cpu_fix(job: &JobContext) -> String {
         "cut launch overhead with CUDA graphs or torch.compile(mode=\"reduce-overhead\")"
     };
     match (job.serving_engine, job.mode) {
-        (Some(engine), _) => format!(
-            "{engine}: keep CUDA-graph capture on (no --enforce-eager / --disable-cuda-graph) and batch \
-             more requests per step; {graphs}"
-        ),
+        (Some(engine), _) => engine_graphs(engine, job.graphs()),
         (None, Mode::Inference) => {
             format!("{graphs}; run larger batches; avoid per-step Python loops over tensors")
         }
@@ -766,5 +787,38 @@ mod tests {
         assert!(tgi.starts_with("TGI: ") && tgi.contains("overlap"), "{tgi}");
         let plain = host_work_fix(&job(None));
         assert!(plain.contains("background thread"), "{plain}");
+    }
+
+    /// An engine's users launch no kernels: dispatch advice names the
+    /// option that turns its graphs off, not torch.compile.
+    #[test]
+    fn dispatch_in_a_serving_engine_is_about_its_own_graphs() {
+        let job = |serving_engine, graph_replay| JobContext {
+            mode: Mode::Inference,
+            serving_engine,
+            graph_replay,
+            ..Default::default()
+        };
+        let vllm = cpu_fix(&job(Some("vLLM"), false));
+        assert_eq!(
+            vllm,
+            "vLLM: keep CUDA graphs on (no --enforce-eager), and batch more requests per step"
+        );
+        let sglang = cpu_fix(&job(Some("SGLang"), false));
+        assert!(
+            sglang.contains("--disable-cuda-graph") && sglang.contains("--cuda-graph-max-bs"),
+            "{sglang}"
+        );
+        let replaying = cpu_fix(&job(Some("vLLM"), true));
+        assert!(
+            replaying.starts_with("vLLM: graphs are in use already")
+                && replaying.contains("captured ones"),
+            "{replaying}"
+        );
+        for fix in [vllm, sglang, replaying] {
+            assert!(!fix.contains("torch.compile"), "{fix}");
+        }
+        let eager = cpu_fix(&job(None, false));
+        assert!(eager.contains("torch.compile"), "{eager}");
     }
 }

@@ -259,6 +259,42 @@ fn bad_inputs_give_clear_errors() {
     );
 }
 
+/// A run folder holds other JSON beside its traces (configs, reports):
+/// that is passed over, while a trace whose head is damaged is read, so that
+/// its damage is named rather than the rank silently left out.
+#[test]
+fn a_run_folder_passes_over_other_json_but_not_a_damaged_trace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path();
+    std::fs::write(
+        run.join("rank0.json"),
+        r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}"#,
+    )
+    .unwrap();
+    std::fs::write(run.join("config.json"), r#"{"lr": 0.1, "epochs": 3}"#).unwrap();
+    let out = cli(&["analyze", run.to_str().unwrap(), "--json", "-"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.is_object(), "{report}");
+
+    // Gzip's magic, then no deflate stream: nothing of it can be sniffed.
+    std::fs::write(
+        run.join("rank1.json.gz"),
+        [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff],
+    )
+    .unwrap();
+    let out = cli(&["analyze", run.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rank1.json.gz"), "{err}");
+    assert!(!err.contains("config.json"), "{err}");
+}
+
 #[test]
 fn help_teaches() {
     let out = cli(&["--help"]);

@@ -200,17 +200,8 @@ fn load(paths: &[PathBuf]) -> Result<Vec<Timeline>, Failure> {
             .map_err(|e| Failure(format!("reading the recording {}: {e}", paths[0].display())))?;
         return Ok(vec![tl]);
     }
-    for p in paths {
-        if !kineto::looks_like_kineto(p) {
-            return Err(Failure(if p.is_dir() {
-                stallscope_analyzer::read::no_traces_in(p)
-            } else {
-                format!(
-                    "{}: not a stallscope trace nor a PyTorch-profiler (Kineto) JSON trace",
-                    p.display()
-                )
-            }));
-        }
+    if let Some(why) = stallscope_analyzer::read::kineto_paths_problem(paths) {
+        return Err(Failure(why));
     }
     kineto::read_paths(paths).map_err(|e| Failure(e.to_string()))
 }

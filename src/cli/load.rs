@@ -1,7 +1,7 @@
 //! Loading traces for `analyze` and `check`: native recordings and Kineto JSON,
 //! told apart by content.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use stallscope_analyzer::model::Timeline;
@@ -48,39 +48,8 @@ fn load_inner(paths: &[PathBuf], strict: bool) -> anyhow::Result<Vec<Timeline>> 
             .with_context(|| format!("reading the recording {}", native_paths[0].display()))?;
         return Ok(vec![tl]);
     }
-    let mut files = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut found = kineto_files(p)?;
-            if found.is_empty() {
-                bail!("{}", stallscope_analyzer::read::no_traces_in(p));
-            }
-            files.append(&mut found);
-        } else if kineto::looks_like_kineto(p) {
-            files.push(p.clone());
-        } else {
-            bail!(
-                "{}: not a stallscope trace nor a PyTorch-profiler (Kineto) JSON trace",
-                p.display()
-            );
-        }
+    if let Some(why) = stallscope_analyzer::read::kineto_paths_problem(paths) {
+        bail!("{why}");
     }
-    Ok(kineto::read_paths(&files)?)
-}
-
-fn kineto_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("listing {}", dir.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            let n = p
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_default();
-            p.is_file() && (n.ends_with(".json") || n.ends_with(".json.gz"))
-        })
-        .collect();
-    v.sort();
-    Ok(v)
+    Ok(kineto::read_paths(paths)?)
 }

@@ -5,6 +5,25 @@ pub mod native;
 
 use std::path::{Path, PathBuf};
 
+/// Why `paths` cannot be read as PyTorch-profiler traces, said before
+/// reading them: a folder that holds none (`no_traces_in`), or a file that
+/// is not one. A file whose head cannot be read passes, for the reader to
+/// name its damage.
+pub fn kineto_paths_problem(paths: &[PathBuf]) -> Option<String> {
+    paths.iter().find_map(|p| {
+        if p.is_dir() {
+            (!kineto::looks_like_kineto(p)).then(|| no_traces_in(p))
+        } else {
+            (!kineto::sniff(p).unwrap_or(true)).then(|| {
+                format!(
+                    "{}: not a stallscope trace nor a PyTorch-profiler (Kineto) JSON trace",
+                    p.display()
+                )
+            })
+        }
+    })
+}
+
 /// What to say of a directory that holds no trace of either kind: which
 /// kinds were looked for, and the subfolders one level down that are or
 /// hold one, since folders are not searched recursively (TraceLens keeps

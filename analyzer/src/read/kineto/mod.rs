@@ -176,10 +176,9 @@ pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Timeline>, KinetoError> {
     let mut files = vec![];
     for p in paths {
         if p.is_dir() {
-            // Skip other JSON files a run directory may hold (configs, reports).
             let found: Vec<PathBuf> = source::list_dir(p)?
                 .into_iter()
-                .filter(|f| looks_like_kineto(f))
+                .filter(|f| may_be_trace(f))
                 .collect();
             if found.is_empty() {
                 return Err(KinetoError::NoTraces(p.clone()));
@@ -209,13 +208,19 @@ pub fn rank_of(tl: &Timeline) -> Option<u32> {
 }
 
 /// A cheap sniff for CLI auto-detection: a file whose first bytes look like a
-/// Chrome trace, or a directory holding one.
+/// Chrome trace, or a directory holding one (see `may_be_trace`).
 pub fn looks_like_kineto(path: &Path) -> bool {
     if path.is_dir() {
         return source::list_dir(path)
-            .map(|files| files.iter().any(|f| looks_like_kineto(f)))
+            .map(|files| files.iter().any(|f| may_be_trace(f)))
             .unwrap_or(false);
     }
+    sniff(path).unwrap_or(false)
+}
+
+/// Whether a file's first bytes look like a Chrome trace; an error where
+/// they cannot be read (gone, unreadable, a damaged gzip stream).
+pub fn sniff(path: &Path) -> std::io::Result<bool> {
     source::head_has(path, 256 * 1024, |head| {
         let text = String::from_utf8_lossy(head);
         let t = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
@@ -226,5 +231,12 @@ pub fn looks_like_kineto(path: &Path) -> bool {
             t.starts_with('[') && has("\"ph\"")
         }
     })
-    .unwrap_or(false)
+}
+
+/// Whether a trace-named file in a directory is taken as a trace: it looks
+/// like one, or its head cannot be read, so that the reader names its damage
+/// rather than the file being passed over. (Other JSON a run directory
+/// holds, configs and reports, is passed over.)
+fn may_be_trace(path: &Path) -> bool {
+    sniff(path).unwrap_or(true)
 }

@@ -145,7 +145,8 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, KinetoError> {
 }
 
 /// Whether `found` holds for some prefix of a file's first `n` bytes of JSON
-/// text (inflated when gzipped), for sniffing. `found` must only turn true as
+/// text (inflated when gzipped), for sniffing; an error where it does not
+/// and those bytes could not all be read. `found` must only turn true as
 /// the prefix grows (a needle search): the prefix doubles from 16 kB, so a
 /// trace whose key comes early is not inflated 256 kB deep.
 pub fn head_has(path: &Path, n: usize, found: impl Fn(&[u8]) -> bool) -> io::Result<bool> {
@@ -167,7 +168,10 @@ pub fn head_has(path: &Path, n: usize, found: impl Fn(&[u8]) -> bool) -> io::Res
         if found(&out) {
             return Ok(true);
         }
-        if read.is_err() || out.len() < want || want == n {
+        // Bytes that could not be read might have held it: the error says
+        // so, where a plain "no" would pass a damaged trace over.
+        read?;
+        if out.len() < want || want == n {
             return Ok(false);
         }
         want = (want * 2).min(n);

@@ -14,7 +14,7 @@ pub fn kineto_paths_problem(paths: &[PathBuf]) -> Option<String> {
         if p.is_dir() {
             (!kineto::looks_like_kineto(p)).then(|| no_traces_in(p))
         } else {
-            (!kineto::sniff(p).unwrap_or(true)).then(|| {
+            (!kineto::may_be_trace(p)).then(|| {
                 format!(
                     "{}: not a stallscope trace nor a PyTorch-profiler (Kineto) JSON trace",
                     p.display()

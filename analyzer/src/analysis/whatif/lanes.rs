@@ -146,10 +146,10 @@ fn scaled(dt: Ns, dt_f: f64, scale: f64) -> Ns {
     }
 }
 
-/// One lane's place in the replay.
 /// `LaneState::ready` before the first batch.
 const NO_BATCH_YET: Ns = Ns::MIN / 4;
 
+/// One lane's place in the replay.
 #[derive(Clone, Copy)]
 struct LaneState {
     /// The host's time on the new clock at the end of the last segment.

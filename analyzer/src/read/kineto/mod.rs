@@ -220,7 +220,7 @@ pub fn looks_like_kineto(path: &Path) -> bool {
 
 /// Whether a file's first bytes look like a Chrome trace; an error where
 /// they cannot be read (gone, unreadable, a damaged gzip stream).
-pub fn sniff(path: &Path) -> std::io::Result<bool> {
+fn sniff(path: &Path) -> std::io::Result<bool> {
     source::head_has(path, 256 * 1024, |head| {
         let text = String::from_utf8_lossy(head);
         let t = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
@@ -233,10 +233,10 @@ pub fn sniff(path: &Path) -> std::io::Result<bool> {
     })
 }
 
-/// Whether a trace-named file in a directory is taken as a trace: it looks
-/// like one, or its head cannot be read, so that the reader names its damage
-/// rather than the file being passed over. (Other JSON a run directory
-/// holds, configs and reports, is passed over.)
-fn may_be_trace(path: &Path) -> bool {
+/// Whether a file given, or listed in a rank directory, is read as a trace:
+/// it looks like one, or its head cannot be read, so that the reader names
+/// its damage rather than the file being passed over. (Other JSON a run
+/// directory holds, configs and reports, is passed over.)
+pub fn may_be_trace(path: &Path) -> bool {
     sniff(path).unwrap_or(true)
 }

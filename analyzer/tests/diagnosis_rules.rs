@@ -201,6 +201,44 @@ fn host_work_after_a_sync_is_the_syncs_up_to_the_wait() {
     );
 }
 
+/// torch.compile until `compiled` (start-up: the window starts there), a
+/// 20 ms GEMM waited for until 20.01 ms, 4 ms of host work, then 40 ms of
+/// dispatch-bound kernels that never repeat (no steps) and no wait.
+fn compiled_then_synced(compiled: Ns) -> Diagnosis {
+    let mut b = B::new();
+    let compile = b.name("torch/_inductor/compile_fx.py(1420): compile_fx");
+    b.span(0, SpanKind::Annotation, 0, compiled, compile, 0);
+    let mut t = b.gemm_and_wait(0, 20 * MS) + 4 * MS;
+    let end = t + 40 * MS;
+    while t < end {
+        let k = format!("sm90_xmma_gemm_bf16bf16_{t}");
+        b.launch(t, t + 5 * US, 150 * US, &k, 7);
+        t += 200 * US;
+    }
+    b.done().1
+}
+
+#[test]
+fn a_sync_claims_only_its_wait_inside_the_window() {
+    // The wait ends before start-up does: the replay, which starts at the
+    // window, cannot remove it, so the host work after it is the host's.
+    let d = compiled_then_synced(20 * MS + 100 * US);
+    assert_eq!(d.window.0, 20 * MS + 100 * US);
+    let (sync, cpu) = (idle(&d, Cause::Sync), idle(&d, Cause::Cpu));
+    assert_eq!(sync, 0, "{:?}", d.devices[0].idle_by_cause);
+    assert!(cpu >= 3 * MS + 800 * US, "{:?}", d.devices[0].idle_by_cause);
+    // The wait straddles the window's start: 1 ms of it is inside, and as
+    // much of the host work after it could have overlapped the GEMM.
+    let d = compiled_then_synced(19 * MS + 10 * US);
+    assert_eq!(d.window.0, 19 * MS + 10 * US);
+    let (sync, cpu) = (idle(&d, Cause::Sync), idle(&d, Cause::Cpu));
+    assert!(
+        (900 * US..=MS + 100 * US).contains(&sync) && cpu >= 2 * MS + 800 * US,
+        "{:?}",
+        d.devices[0].idle_by_cause
+    );
+}
+
 #[test]
 fn every_idle_nanosecond_gets_one_cause() {
     let (_, d) = sync_then_cpu(7 * MS);

@@ -415,13 +415,16 @@ impl State<'_, '_, '_> {
             self.push(a, b, Cause::Launch, "tiny-kernels", Some(who), 0);
             return;
         }
-        // The sync that drained the GPU, and how long it waited (unclipped).
+        // The sync that drained the GPU, and how long it waited inside the
+        // window: the host work after it could have overlapped that much
+        // (the replay, which starts at the window, removes no more of it).
+        let w0 = self.cx.window.0;
         let drain = segs[i..]
             .iter()
             .take_while(|s| s.start < a + SYNC_SLACK_NS)
             .filter(|s| s.act == Act::Sync && s.end >= a - SYNC_SLACK_NS)
             .last()
-            .map(|s| (s.sub.name(), s.end - s.start));
+            .map(|s| (s.sub.name(), (s.end - s.start.max(w0)).max(0)));
         let mut budget = drain.map_or(0, |d| d.1);
         for (s, host_work) in within(&segs) {
             let (cause, sub) = self.classify_piece(who, &s, host_work);

@@ -412,7 +412,7 @@ fn attribute_gap(
         .take_while(|s| s.start < a + SYNC_SLACK_NS)
         .filter(|s| s.act == Act::Sync && s.end >= a - SYNC_SLACK_NS)
         .last()
-        .map(|s| (s.sub.name(), s.end - s.start));
+        .map(|s| (s.sub.name(), (s.end - s.start.max(cx.window.0)).max(0)));
     let mut budget = drain.map_or(0, |d| d.1);
     let pieces: Vec<(Seg, bool)> = segs
         .iter()

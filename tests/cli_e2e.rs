@@ -295,6 +295,32 @@ fn a_run_folder_passes_over_other_json_but_not_a_damaged_trace() {
     assert!(!err.contains("config.json"), "{err}");
 }
 
+/// Another tool's export is named for what it is, with what to record
+/// instead, rather than only "not a trace".
+#[test]
+fn another_tools_export_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nsys = tmp.path().join("report.sqlite");
+    std::fs::write(&nsys, b"SQLite format 3\0\x10\x00\x01\x01").unwrap();
+    let rocprof = tmp.path().join("908_results.json");
+    std::fs::write(
+        &rocprof,
+        r#"{"rocprofiler-sdk-tool": [{"metadata": {"pid": 908}}]}"#,
+    )
+    .unwrap();
+    for (path, kind) in [(&nsys, "Nsight Systems"), (&rocprof, "rocprofv3")] {
+        let out = cli(&["analyze", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(path.to_str().unwrap())
+                && err.contains(kind)
+                && err.contains("stallscope record"),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn help_teaches() {
     let out = cli(&["--help"]);

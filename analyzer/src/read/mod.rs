@@ -1,5 +1,6 @@
 //! Readers: each turns a trace source into a [`Timeline`](crate::model::Timeline).
 
+pub mod foreign;
 pub mod kineto;
 pub mod native;
 
@@ -14,11 +15,12 @@ pub fn kineto_paths_problem(paths: &[PathBuf]) -> Option<String> {
         if p.is_dir() {
             (!kineto::looks_like_kineto(p)).then(|| no_traces_in(p))
         } else {
-            (!kineto::may_be_trace(p)).then(|| {
-                format!(
+            (!kineto::may_be_trace(p)).then(|| match foreign::describe(p) {
+                Some(what) => format!("{}: {what}", p.display()),
+                None => format!(
                     "{}: not a stallscope trace nor a PyTorch-profiler (Kineto) JSON trace",
                     p.display()
-                )
+                ),
             })
         }
     })

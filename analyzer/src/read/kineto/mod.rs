@@ -59,7 +59,7 @@ mod micros;
 mod parallel;
 #[cfg(test)]
 mod shapes;
-mod source;
+pub(crate) mod source;
 mod stream;
 
 use std::path::{Path, PathBuf};

@@ -1392,6 +1392,49 @@ fn ranks_count_a_peer_memory_all_reduce_as_communication() {
     assert_eq!(cmp.collectives.len(), 1, "{:?}", cmp.collectives);
 }
 
+/// The masked precision finding of the test below names the host's batches
+/// only where waiting for them is much of what the host does: a loop that
+/// reads files for 12 ms and waits 0.1 ms for each batch is paced by its
+/// reads; one that waits 12 ms for each batch is paced by its batches.
+#[test]
+fn a_masked_kernel_fix_names_the_batches_only_where_they_pace_the_host() {
+    let run = |read: Ns, wait: Ns| {
+        let mut b = B::new();
+        b.file("/mnt/data/shard.arrow", 0x6969);
+        b.worker(2);
+        let mut t = 0;
+        for i in 0..8 {
+            let s0 = t;
+            b.span(0, SpanKind::Host(HostOp::Poll), t, wait, 2, 0);
+            t += wait;
+            b.launch(t, t + 10 * US, 10 * MS, "ampere_sgemm_128x64_nn", 7);
+            t += 10 * US;
+            b.span(0, SpanKind::Host(HostOp::Read), t, read, 1, 1 << 20);
+            t += read;
+            let done = (s0 + wait + 10 * US + 10 * MS).max(t) + 10 * US;
+            b.sync(t, done);
+            t = done;
+            b.step(i, s0, t);
+        }
+        b.done().1
+    };
+    let precision = |d: &Diagnosis| {
+        d.findings
+            .iter()
+            .chain(&d.minor)
+            .find(|f| f.cause == "precision")
+            .map(|f| f.evidence.clone())
+            .unwrap_or_else(|| panic!("no precision finding: {:#?}", d.findings))
+    };
+    let reads = precision(&run(12 * MS, 100 * US));
+    assert!(
+        reads.contains("the host sets the pace") && !reads.contains("batches"),
+        "{reads}"
+    );
+    let batches = precision(&run(0, 12 * MS));
+    assert!(batches.contains("batches"), "{batches}");
+}
+
 /// Each step launches a 10 ms FP32 GEMM, then reads files for 12 ms while
 /// it runs: the reads set the pace, so BF16 alone saves nothing, yet once
 /// the reads are gone the GEMM sets it and BF16 halves the step. The

@@ -669,7 +669,11 @@ fn with_masked(i: &Inputs, evidence: String, alone: f64, masked: Option<Masked>)
         "step"
     };
     let solo = 100.0 * (1.0 - alone);
-    let batches = i.replays.is_some_and(|r| r.data.is_some());
+    // The batches are named where waiting for them is much of the host's
+    // pace, not wherever a batch clock could be measured.
+    let idle: Ns = i.att.idle_by_cause.iter().sum();
+    let batches = i.replays.is_some_and(|r| r.data.is_some())
+        && 4 * i.att.idle_by_cause[Cause::Data.index()] >= idle;
     match masked {
         Some(Masked::Until(rest, all)) => format!(
             "{evidence}; alone, this fix saves {solo:.0}%: the host{} sets the pace, and faster \

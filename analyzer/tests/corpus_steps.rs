@@ -172,6 +172,46 @@ fn start_up_traces_get_no_model_fitting_advice() {
     }
 }
 
+/// Kineto's 2021 layout (the TensorBoard plugin's ResNet-50 samples) files
+/// `record_function` ranges under "Operator" with the aten ops: the loop's
+/// DataLoader and optimizer calls there still mark its iterations.
+#[test]
+fn loop_calls_filed_as_operators_mark_the_steps() {
+    let mut ev = Vec::new();
+    let op = |name: &str, ts: u64, dur: u64| {
+        format!(
+            r#"{{"ph": "X", "cat": "Operator", "name": "{name}", "pid": 1, "tid": "7", "ts": {ts}, "dur": {dur}}}"#
+        )
+    };
+    for i in 0..6u64 {
+        let t = 1_000_000 + i * 100_000;
+        ev.push(op(
+            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            t,
+            20_000,
+        ));
+        ev.push(format!(
+            r#"{{"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": "7", "ts": {}, "dur": 10, "args": {{"correlation": {i}}}}}"#,
+            t + 20_000
+        ));
+        ev.push(format!(
+            r#"{{"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": "stream 7", "ts": {}, "dur": 60000, "args": {{"stream": 7, "correlation": {i}, "device": 0}}}}"#,
+            t + 20_100
+        ));
+        ev.push(op("Optimizer.step#SGD.step", t + 85_000, 5_000));
+    }
+    let json = format!(
+        r#"{{"schemaVersion": 1, "traceEvents": [{}]}}"#,
+        ev.join(",\n")
+    );
+    let tl = kineto::read_bytes("legacy.json", json.into_bytes()).unwrap();
+    let d = diagnose(&tl);
+    let r: Value = serde_json::from_str(&Report::build(&tl, &d).to_json()).unwrap();
+    let s = &r["steps"];
+    assert_eq!(s["source"], "loop_calls", "steps: {s}");
+    assert!(s["count"].as_u64().unwrap() >= 5, "steps: {s}");
+}
+
 #[test]
 fn mi300_resnet18_has_its_5_steps_from_optimizer_calls() {
     // No ProfilerStep and no DataLoader: 5 `zero_grad` ... `step` iterations,

@@ -541,7 +541,13 @@ fn loop_calls(tl: &Timeline) -> Option<Markers> {
         for t in &p.threads {
             // Ranges and the first name id of each kind of call.
             let mut calls: [(Vec<Range>, Option<StrId>); 3] = Default::default();
-            for s in t.spans.iter().filter(|s| s.kind == SpanKind::Annotation) {
+            // Kineto's 2021 layout files `record_function` ranges as
+            // operators ("Operator"), beside the aten ops.
+            let ranges = t
+                .spans
+                .iter()
+                .filter(|s| matches!(s.kind, SpanKind::Annotation | SpanKind::CpuOp));
+            for s in ranges {
                 if let Some(c) = class.get(s.id as usize).copied().flatten() {
                     let k = &mut calls[c as usize];
                     k.0.push((s.ts, s.end()));

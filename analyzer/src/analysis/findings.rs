@@ -706,6 +706,14 @@ fn with_masked(i: &Inputs, evidence: String, alone: f64, masked: Option<Masked>)
 /// The wait for peers inside communication kernels, estimated on this rank.
 fn comm_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
     i.replays?.full.as_ref()?;
+    // Two passes over every op, for nothing on a GPU without collectives.
+    if !i
+        .busy_by_precision
+        .iter()
+        .any(|&(p, ns)| p == Precision::Comm && ns > 0)
+    {
+        return None;
+    }
     let wait = comm_wait_total(i.cx, i.gpu);
     let share = 100.0 * wait as f64 / wall as f64;
     if !counts(wait, wall) {

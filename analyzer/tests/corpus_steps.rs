@@ -177,39 +177,52 @@ fn start_up_traces_get_no_model_fitting_advice() {
 /// DataLoader and optimizer calls there still mark its iterations.
 #[test]
 fn loop_calls_filed_as_operators_mark_the_steps() {
-    let mut ev = Vec::new();
-    let op = |name: &str, ts: u64, dur: u64| {
-        format!(
-            r#"{{"ph": "X", "cat": "Operator", "name": "{name}", "pid": 1, "tid": "7", "ts": {ts}, "dur": {dur}}}"#
-        )
+    // `both`: each call filed twice, as an operator and as an annotation.
+    let steps = |both: bool| {
+        let mut ev = Vec::new();
+        let op = |name: &str, ts: u64, dur: u64| {
+            let mut v = vec![format!(
+                r#"{{"ph": "X", "cat": "Operator", "name": "{name}", "pid": 1, "tid": "7", "ts": {ts}, "dur": {dur}}}"#
+            )];
+            if both {
+                v.push(format!(
+                    r#"{{"ph": "X", "cat": "user_annotation", "name": "{name}", "pid": 1, "tid": "7", "ts": {ts}, "dur": {dur}}}"#
+                ));
+            }
+            v
+        };
+        for i in 0..6u64 {
+            let t = 1_000_000 + i * 100_000;
+            ev.extend(op(
+                "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+                t,
+                20_000,
+            ));
+            ev.push(format!(
+                r#"{{"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": "7", "ts": {}, "dur": 10, "args": {{"correlation": {}}}}}"#,
+                t + 20_000,
+                i + 1
+            ));
+            ev.push(format!(
+                r#"{{"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": "stream 7", "ts": {}, "dur": 60000, "args": {{"stream": 7, "correlation": {}, "device": 0}}}}"#,
+                t + 20_100,
+                i + 1
+            ));
+            ev.extend(op("Optimizer.step#SGD.step", t + 85_000, 5_000));
+        }
+        let json = format!(
+            r#"{{"schemaVersion": 1, "traceEvents": [{}]}}"#,
+            ev.join(",\n")
+        );
+        let tl = kineto::read_bytes("legacy.json", json.into_bytes()).unwrap();
+        let d = diagnose(&tl);
+        let r: Value = serde_json::from_str(&Report::build(&tl, &d).to_json()).unwrap();
+        r["steps"].clone()
     };
-    for i in 0..6u64 {
-        let t = 1_000_000 + i * 100_000;
-        ev.push(op(
-            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
-            t,
-            20_000,
-        ));
-        ev.push(format!(
-            r#"{{"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": "7", "ts": {}, "dur": 10, "args": {{"correlation": {i}}}}}"#,
-            t + 20_000
-        ));
-        ev.push(format!(
-            r#"{{"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": "stream 7", "ts": {}, "dur": 60000, "args": {{"stream": 7, "correlation": {i}, "device": 0}}}}"#,
-            t + 20_100
-        ));
-        ev.push(op("Optimizer.step#SGD.step", t + 85_000, 5_000));
-    }
-    let json = format!(
-        r#"{{"schemaVersion": 1, "traceEvents": [{}]}}"#,
-        ev.join(",\n")
-    );
-    let tl = kineto::read_bytes("legacy.json", json.into_bytes()).unwrap();
-    let d = diagnose(&tl);
-    let r: Value = serde_json::from_str(&Report::build(&tl, &d).to_json()).unwrap();
-    let s = &r["steps"];
+    let s = steps(false);
     assert_eq!(s["source"], "loop_calls", "steps: {s}");
-    assert!(s["count"].as_u64().unwrap() >= 5, "steps: {s}");
+    assert_eq!(s["count"], 6, "steps: {s}");
+    assert_eq!(steps(true), s);
 }
 
 #[test]

@@ -554,6 +554,10 @@ fn loop_calls(tl: &Timeline) -> Option<Markers> {
                     k.1.get_or_insert(s.id);
                 }
             }
+            // A range filed both ways would mark two steps at one instant.
+            for c in &mut calls {
+                c.0.dedup_by_key(|r| r.0);
+            }
             let [next, zero, opt] = &calls;
             let starts = [next, zero].into_iter().find(|c| c.0.len() >= 2);
             let (ranges, id): (Vec<(Ns, Ns)>, _) = match starts {

@@ -296,7 +296,7 @@ fn a_run_folder_passes_over_other_json_but_not_a_damaged_trace() {
 }
 
 /// Another tool's export is named for what it is, with what to record
-/// instead, rather than only "not a trace".
+/// instead, and an empty file as empty, rather than only "not a trace".
 #[test]
 fn another_tools_export_is_named() {
     let tmp = tempfile::tempdir().unwrap();
@@ -308,6 +308,12 @@ fn another_tools_export_is_named() {
         r#"{"rocprofiler-sdk-tool": [{"metadata": {"pid": 908}}]}"#,
     )
     .unwrap();
+    let empty = tmp.path().join("rank0.json");
+    std::fs::write(&empty, b"").unwrap();
+    let out = cli(&["analyze", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rank0.json: the file is empty"), "{err}");
     for (path, kind) in [(&nsys, "Nsight Systems"), (&rocprof, "rocprofv3")] {
         let out = cli(&["analyze", path.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2));

@@ -17,6 +17,9 @@ pub fn kineto_paths_problem(paths: &[PathBuf]) -> Option<String> {
         } else {
             (!kineto::may_be_trace(p)).then(|| match foreign::describe(p) {
                 Some(what) => format!("{}: {what}", p.display()),
+                None if std::fs::metadata(p).is_ok_and(|m| m.len() == 0) => {
+                    format!("{}: the file is empty", p.display())
+                }
                 None => format!(
                     "{}: not a stallscope trace nor a PyTorch-profiler (Kineto) JSON trace",
                     p.display()

@@ -357,6 +357,46 @@ fn waiting_for_batches_follows_the_producers() {
 /// A data finding's fix leads with the workers its what-if modeled: a
 /// sleeping producer was once advised a deeper prefetch_factor while the
 /// saving assumed twice the workers.
+/// A worker slowed by other load on the machine: half of each 20 ms batch
+/// wait it was runnable but waiting for a CPU. More workers, which the fix
+/// assumes get cores, make a batch in 20 ms less that wait each (30 ms
+/// between batches recorded, 10 ms of it waiting), not in 30 ms.
+#[test]
+fn the_data_fix_leaves_out_the_producers_wait_for_a_cpu() {
+    let loaded = |p: &mut Process, a: Ns, b: Ns| {
+        let t = &mut p.threads[0];
+        let (cpu0, delay0) = t
+            .samples
+            .last()
+            .map_or((0, 0), |s| (s.cpu_ns, s.run_delay_ns));
+        let mut ts = a;
+        while ts <= b {
+            let half = (ts - a) as u64 / 2;
+            t.samples.push(runnable(ts, cpu0 + half, delay0 + half));
+            ts += MS;
+        }
+    };
+    let d = data_wait(&loaded);
+    assert_eq!(top(&d), "data/cpu");
+    let f = &d.findings[0];
+    assert!(
+        f.assumption.contains("num_workers 1 -> 4")
+            && f.assumption.contains("waited for a CPU")
+            && f.assumption
+                .contains("a batch every 5.0 ms instead of every 30.0 ms"),
+        "{}",
+        f.assumption
+    );
+    // Without load the assumption is the recorded interval, and says nothing of it.
+    let d = data_wait(&|p, a, b| samples(p, a, b, 0.95, b'R'));
+    let f = &d.findings[0];
+    assert!(
+        !f.assumption.contains("CPU") && f.assumption.contains("a batch every 7.5 ms"),
+        "{}",
+        f.assumption
+    );
+}
+
 fn advises_what_it_models(d: &Diagnosis) {
     let f = &d.findings[0];
     assert!(

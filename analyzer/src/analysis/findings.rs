@@ -456,9 +456,18 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
             ),
             Some(d) => match (d.workers, d.workers_after) {
                 (Some(n), Some(m)) => format!(
-                    "num_workers {n} -> {m} at the measured {} per batch per worker: a batch every {} \
-                     instead of every {}",
+                    "num_workers {n} -> {m} at the measured {} per batch per worker{}: a batch \
+                     every {} instead of every {}",
                     secs(d.cost_per_batch_ns),
+                    if d.cpu_wait_per_batch_ns > 0 {
+                        format!(
+                            ", less the {} of it they waited for a CPU (the machine was loaded; \
+                             the new workers are assumed to get cores)",
+                            secs(d.cpu_wait_per_batch_ns)
+                        )
+                    } else {
+                        String::new()
+                    },
                     secs(d.clock.period_ns),
                     secs(d.cost_per_batch_ns / n.max(1) as Ns)
                 ),

@@ -95,6 +95,10 @@ pub struct DataModel {
     pub workers_after: Option<usize>,
     /// CPU time per batch (main process), or the batch interval recorded.
     pub cost_per_batch_ns: Ns,
+    /// Of a worker's `cost_per_batch_ns`, what it spent waiting for a CPU
+    /// (run-queue delay): other load on the machine, which the clock leaves
+    /// out, as the fix's workers are assumed to get the cores they need.
+    pub cpu_wait_per_batch_ns: Ns,
     pub clock: BatchClock,
 }
 
@@ -128,6 +132,7 @@ impl DataModel {
                 workers: Some(0),
                 workers_after: Some(after),
                 cost_per_batch_ns: cost,
+                cpu_wait_per_batch_ns: 0,
                 clock: BatchClock {
                     period_ns: cost / after as Ns,
                     queue: PREFETCH * after as u32,
@@ -139,15 +144,34 @@ impl DataModel {
         }
         // Producers finish a batch every `interval` (when they are behind);
         // each worker then spends workers x interval per batch.
-        let interval = (waits[waits.len() - 1].1 - waits[0].1) / (waits.len() - 1) as Ns;
-        let workers = match cx.tl.source {
-            Source::Kineto => None,
-            _ => Some(cx.producers(launcher.0, launcher.1).len()).filter(|&n| n > 0),
+        let (t0, t1) = (waits[0].1, waits[waits.len() - 1].1);
+        let batches = (waits.len() - 1) as Ns;
+        let interval = (t1 - t0) / batches;
+        let producers = match cx.tl.source {
+            Source::Kineto => Vec::new(),
+            _ => cx.producers(launcher.0, launcher.1),
+        };
+        let workers = Some(producers.len()).filter(|&n| n > 0);
+        // Time the producers waited for a CPU (a build or another job on
+        // the machine slows the batches down; the fix's workers are assumed
+        // to get cores), per batch per worker; under a twentieth of the
+        // interval, the workers' own contention, and kept.
+        let cpu_wait = workers.map_or(0, |n| {
+            let waited: f64 = producers
+                .iter()
+                .map(|&p| cx.run_delay_at(p, t1) - cx.run_delay_at(p, t0))
+                .sum();
+            ((waited / n as f64) as Ns / batches).clamp(0, interval)
+        });
+        let cpu_wait = if 20 * cpu_wait >= interval {
+            cpu_wait
+        } else {
+            0
         };
         let (after, period) = match workers {
             Some(n) => {
                 let after = workers_after(n);
-                (Some(after), interval * n as Ns / after as Ns)
+                (Some(after), (interval - cpu_wait) * n as Ns / after as Ns)
             }
             None => (None, interval / 2),
         };
@@ -155,6 +179,7 @@ impl DataModel {
             workers,
             workers_after: after,
             cost_per_batch_ns: workers.map_or(interval, |n| interval * n as Ns),
+            cpu_wait_per_batch_ns: workers.map_or(0, |n| cpu_wait * n as Ns),
             clock: BatchClock {
                 period_ns: period.max(1),
                 queue: PREFETCH * after.unwrap_or(4) as u32,

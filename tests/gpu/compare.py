@@ -7,6 +7,8 @@ usage: compare.py DUMP_JSONL TRACED_SUMMARY PLAIN_SUMMARY PROFILER_SUMMARY CHROM
 """
 import collections
 import json
+import shutil
+import subprocess
 import sys
 
 TOLERANCE = 0.02
@@ -32,6 +34,20 @@ def rel_diff(a, b):
     return 0.0 if m == 0 else abs(a - b) / m
 
 
+def demangled(names):
+    """Itanium-mangled kernel names as torch.profiler shows them: CUPTI hands
+    out mangled names and Kineto demangles them (abi::__cxa_demangle, as
+    c++filt does). Names pass unchanged when no demangler is installed."""
+    mangled = sorted({n for n in names if n.startswith("_Z")})
+    tool = shutil.which("c++filt") or shutil.which("cu++filt") or shutil.which(
+        "cu++filt", path="/usr/local/cuda/bin")
+    if not mangled or not tool:
+        return {}
+    out = subprocess.run([tool], input="\n".join(mangled) + "\n", capture_output=True,
+                         text=True, timeout=60).stdout.splitlines()
+    return dict(zip(mangled, out)) if len(out) == len(mangled) else {}
+
+
 def ours(dump, summary):
     """Kernels and copies the main process ran inside the measured region."""
     pid = summary["pid"]
@@ -39,6 +55,8 @@ def ours(dump, summary):
     recs = [r for r in dump if r.get("pid") == pid]
     inside = lambda r: t0 <= r["ts_ns"] and r["ts_ns"] + r.get("dur_ns", 0) <= t1
     kernels = [(r["name"], r["dur_ns"]) for r in recs if r["kind"] == "kernel" and inside(r)]
+    names = demangled(n for n, _ in kernels)
+    kernels = [(names.get(n, n), d) for n, d in kernels]
     copies = [r for r in recs if r["kind"] == "memcpy" and inside(r)]
     return recs, kernels, copies
 

@@ -603,60 +603,95 @@ fn regularity(ts: &[Ns]) -> Option<f64> {
     Some(sd / mean)
 }
 
-/// Steps from the most regular kernel: a kernel launched once per iteration
-/// recurs with a steady period. Boundaries are its launch times (host side,
-/// when known), so host time spent before the first kernel of an iteration
-/// belongs to that iteration.
+/// Steps from the kernel that recurs once per iteration. Two signs of it,
+/// either enough: in a recording of the whole job, the same number of
+/// kernels launched between each of its launches and the next (the loop's
+/// kernel sequence repeats, however unevenly the batches arrive or the host
+/// runs ahead of the GPU: a real job's period varied by 30%); or a steady
+/// period between its launches. Boundaries are its launch times (host
+/// side, when known), so host time spent before the first kernel of an
+/// iteration belongs to that iteration. The candidate must span most of the
+/// GPU's kernel time, not most of its clock span: a real job's first kernels
+/// run long before its loop (model set-up, then seconds of lazy library
+/// loading).
 fn periodic_gpu_work(tl: &Timeline, corr: &CorrIndex) -> Option<(String, Vec<(Ns, Ns)>)> {
     let g = tl.gpus.iter().max_by_key(|g| g.op_count())?;
-    let (lo, hi) = (
-        g.streams
-            .iter()
-            .filter_map(|s| s.ops.first())
-            .map(|o| o.start)
-            .min()?,
-        g.streams.iter().flat_map(|s| &s.ops).map(|o| o.end).max()?,
-    );
-    // Launch times per kernel name, in a table by name id.
-    let mut by_name: Vec<Vec<Ns>> = vec![Vec::new(); tl.strings.len()];
-    for s in &g.streams {
-        for o in s.ops.iter().filter(|o| o.kind() == GpuOpKind::Kernel) {
-            let t = corr
-                .get(o.corr)
-                .map(|r| {
-                    tl.processes[r.process as usize].threads[r.thread as usize].spans
-                        [r.span as usize]
-                        .ts
-                })
-                .unwrap_or(o.start);
-            if let Some(v) = by_name.get_mut(o.name as usize) {
-                v.push(t);
-            }
+    let launched = |o: &crate::model::GpuOp| {
+        corr.get(o.corr)
+            .map(|r| {
+                tl.processes[r.process as usize].threads[r.thread as usize].spans[r.span as usize]
+                    .ts
+            })
+            .unwrap_or(o.start)
+    };
+    let ops = || g.streams.iter().flat_map(|s| &s.ops);
+    let lo = ops().map(|o| o.start).min()?;
+    let hi = ops().map(|o| o.end).max()?;
+    // The repeating kernel sequence marks iterations only in a recording of
+    // the whole job: a profiler trace may hold one forward pass, whose layers
+    // repeat their sequence as evenly (Qwen3-8B's 36 layers in an SGLang
+    // trace, gpt-oss's 24 in a vLLM one).
+    let whole_job = tl.source == crate::model::Source::Native;
+    // Every kernel as (launch, GPU time, name), in launch order.
+    let mut ks: Vec<(Ns, Ns, StrId)> = g
+        .streams
+        .iter()
+        .flat_map(|s| &s.ops)
+        .filter(|o| o.kind() == GpuOpKind::Kernel)
+        .map(|o| (launched(o), o.end - o.start, o.name))
+        .collect();
+    ks.sort_unstable();
+    // Kernel time launched before ks[i]: covered(i, j) is the share of it
+    // launched from ks[i] to ks[j].
+    let mut before = Vec::with_capacity(ks.len() + 1);
+    before.push(0i64);
+    for &(_, d, _) in &ks {
+        before.push(before[before.len() - 1] + d);
+    }
+    let total = (*before.last()?).max(1) as f64;
+    let covered = |i: usize, j: usize| (before[j + 1] - before[i]) as f64 / total;
+    // Positions in launch order, per kernel name.
+    let mut by_name: Vec<Vec<usize>> = vec![Vec::new(); tl.strings.len()];
+    for (i, k) in ks.iter().enumerate() {
+        if let Some(v) = by_name.get_mut(k.2 as usize) {
+            v.push(i);
         }
     }
-    let by_name = by_name
-        .into_iter()
-        .enumerate()
-        .map(|(n, v)| (n as StrId, v));
-    let mut best: Option<(f64, usize, StrId, Vec<Ns>)> = None;
-    for (name, mut ts) in by_name {
-        if ts.len() < 3 {
+    // (score, launches, name, launch times) of the best so far; a higher
+    // score is better, fewer launches break ties (once per iteration rather
+    // than once per layer).
+    type Best = ((i64, i64), usize, StrId, Vec<Ns>);
+    let mut best: Option<Best> = None;
+    for (name, at) in by_name.into_iter().enumerate() {
+        if at.len() < 3 || covered(at[0], at[at.len() - 1]) < 0.6 {
             continue;
         }
-        ts.sort_unstable();
-        let Some(cv) = regularity(&ts) else { continue };
-        let coverage = (ts[ts.len() - 1] - ts[0]) as f64 / (hi - lo).max(1) as f64;
-        if cv > 0.3 || coverage < 0.6 {
-            continue;
-        }
-        let better = match &best {
-            None => true,
-            Some((bcv, bn, _, _)) => {
-                cv < *bcv - 0.02 || ((cv - *bcv).abs() <= 0.02 && ts.len() < *bn)
-            }
+        let ts: Vec<Ns> = at.iter().map(|&i| ks[i].0).collect();
+        // An iteration launches more than this one kernel, and two or three
+        // equal gaps are too few to call a pattern.
+        let repeats = match repeat_share(&at) {
+            (share, gap) if whole_job && gap >= 2 && at.len() >= 5 => share,
+            _ => 0.0,
         };
+        let cv = regularity(&ts).unwrap_or(f64::INFINITY);
+        // A steady period counts where the launches span most of the GPU's
+        // clock: a host far ahead of the GPU launches in a burst. (Untrimmed:
+        // the layers of one forward pass keep a steady period too, but for
+        // one slow interval, which would be trimmed away.)
+        let steady = cv <= 0.3 && (ts[ts.len() - 1] - ts[0]) as f64 >= 0.6 * (hi - lo) as f64;
+        if repeats < 0.8 && !steady {
+            continue;
+        }
+        // Repetition in steps of 5%, then regularity in steps of 0.02.
+        let score = (
+            (repeats * 20.0).floor() as i64,
+            -(cv.min(1e6) * 50.0) as i64,
+        );
+        let better = best
+            .as_ref()
+            .is_none_or(|b| score > b.0 || (score == b.0 && at.len() < b.1));
         if better {
-            best = Some((cv, ts.len(), name, ts));
+            best = Some((score, at.len(), name as StrId, ts));
         }
     }
     let (_, _, name, ts) = best?;
@@ -666,9 +701,37 @@ fn periodic_gpu_work(tl: &Timeline, corr: &CorrIndex) -> Option<(String, Vec<(Ns
     ))
 }
 
+/// The share of the kernels from the first position to the last that lie
+/// in gaps of the most common length: near 1 for a kernel launched once per
+/// iteration, as every iteration launches the same sequence. A kernel
+/// launched once per layer repeats its gap inside a pass but not across
+/// passes (AlexNet's convolutions: gaps 5, 5, 29, 5, 5), so it scores low.
+fn repeat_share(at: &[usize]) -> (f64, usize) {
+    let mut gaps: Vec<usize> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.sort_unstable();
+    let (count, gap) = gaps
+        .chunk_by(|a, b| a == b)
+        .map(|c| (c.len(), c[0]))
+        .max()
+        .unwrap_or((0, 0));
+    let span = at.last().zip(at.first()).map_or(0, |(l, f)| l - f);
+    ((count * gap) as f64 / span.max(1) as f64, gap)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_once_per_iteration_repeats_its_gap_across_the_run() {
+        // Once per iteration of 4 kernels, 10 iterations.
+        let once: Vec<usize> = (0..10).map(|i| 2 + 4 * i).collect();
+        assert_eq!(repeat_share(&once), (1.0, 4));
+        // AlexNet's convolutions: three per forward pass, two passes.
+        let (share, gap) = repeat_share(&[15, 20, 25, 54, 59, 64]);
+        assert_eq!(gap, 5);
+        assert!(share < 0.5, "{share}");
+    }
 
     #[test]
     fn stats_and_outliers() {

@@ -155,16 +155,18 @@ fn negative_queue_savings_do_not_add_up_to_twice_the_idle_time() {
         "single-cause savings {host} vs idle {idle}:\n{}",
         table(&d)
     );
-    // The dependency what-if is a replay: it saves what the replay says,
-    // not its idle share copied.
+    // The dependency what-if is a replay, capped at the dependency's own
+    // idle time: with the GPU no longer held, the launch calls that waited
+    // for room in the full launch queue (about 960 ops pending, twice a step)
+    // return sooner too, and the replay then saves more than the cap.
     let other = all(&d)
         .into_iter()
         .find(|f| f.cause == "other")
         .expect("other/dependency");
     let share_ns = (other.share_pct / 100.0 * wall(&d) as f64) as i64;
     assert!(
-        (other.est_saving_ns - share_ns).abs() > wall(&d) / 1000,
-        "other saves exactly its share:\n{}",
+        other.est_saving_ns > 0 && other.est_saving_ns <= share_ns + wall(&d) / 1000,
+        "other saves more than its share, or nothing:\n{}",
         table(&d)
     );
     assert!(other.assumption.contains("streams"), "{}", other.assumption);
@@ -173,6 +175,30 @@ fn negative_queue_savings_do_not_add_up_to_twice_the_idle_time() {
 /// A cpu/python what-if that models CUDA graphs or torch.compile at a
 /// stated per-launch cost, and so saves no more than the Python and launch
 /// idle time.
+/// TraceLens's MI300X ResNet (rank 0 of 8): one RCCL kernel name runs 15 µs
+/// broadcasts and 6.7-9.2 ms all-reduces, and the trace gives each one's
+/// message size. Each all-reduce size takes within 5% of the same time every
+/// step, so little of it is waiting; measured against the broadcasts, the
+/// report said "comm/wait saves 60%".
+#[test]
+fn collectives_are_compared_with_their_own_size() {
+    let tl = trace("TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz");
+    let sized = tl.gpus.iter().map(|g| g.comm_elems.len()).sum::<usize>();
+    assert_eq!(sized, 12, "collectives with a message size");
+    let d = diagnose(&tl);
+    let comm = all(&d)
+        .into_iter()
+        .find(|f| f.cause == "comm")
+        .expect("a comm finding");
+    assert!(
+        comm.est_saving_ns < wall(&d) / 10,
+        "comm saves {} of {}:\n{}",
+        comm.est_saving_ns,
+        wall(&d),
+        table(&d)
+    );
+}
+
 fn check_cpu_python(rel: &str) {
     let d = diagnose(&trace(rel));
     let w = wall(&d) as f64;

@@ -629,6 +629,70 @@ fn fp32_gemm_time_gives_a_precision_finding_with_its_assumption() {
     assert!(f.est_step_ns_after < 4 * MS, "{}", f.est_step_ns_after);
 }
 
+/// A GPU-bound FP32 loop whose host runs `depth` launches ahead: once that
+/// many are pending, each launch call blocks until an earlier kernel ends
+/// (CUDA holds about 1024; 1022 were pending on an H200 when such calls
+/// returned). Six steps of 100 kernels of 2 ms.
+fn queue_full_job(depth: usize) -> (Timeline, Diagnosis) {
+    let mut b = B::new();
+    let (mut t, mut gpu) = (0, 0);
+    let mut ends: Vec<Ns> = Vec::new();
+    let mut starts = Vec::new();
+    for i in 0..600usize {
+        if i % 100 == 0 {
+            starts.push(t);
+        }
+        // Blocked until kernel i - depth is done, returning 20 µs after.
+        let ret = match i.checked_sub(depth) {
+            Some(k) => (t + 5 * US).max(ends[k] + 20 * US),
+            None => t + 5 * US,
+        };
+        let start = gpu.max(ret + 10 * US);
+        b.launch(t, start, 2 * MS, "ampere_sgemm_128x64_nn", 7);
+        b.tl.processes[0].threads[0].spans.last_mut().unwrap().dur = ret - t;
+        gpu = start + 2 * MS;
+        ends.push(gpu);
+        t = ret + 5 * US;
+    }
+    starts.push(t);
+    for (i, w) in starts.windows(2).enumerate() {
+        b.step(i, w[0], w[1]);
+    }
+    b.done()
+}
+
+#[test]
+fn a_launch_blocked_on_a_full_queue_returns_when_the_gpu_frees_room() {
+    // FP32 -> TF32 ~5x on Hopper: the kernels take 40 ms a step, not 200.
+    // Read as the call's own time, the blocked launches held the host to
+    // the recorded pace: "200 ms -> 200 ms".
+    let (_, d) = queue_full_job(300);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.cause == "precision")
+        .unwrap_or_else(|| panic!("{:?}", d.findings));
+    let step = d.steps.mean_ns;
+    assert!(step > 190 * MS, "step {step}");
+    assert!(
+        f.est_step_ns_after < step * 3 / 10,
+        "{} -> {}: {}",
+        step,
+        f.est_step_ns_after,
+        f.evidence
+    );
+    // 100 pending are no full queue: such a slow call is its own cost (a
+    // module loading), kept as recorded.
+    let (_, d) = queue_full_job(100);
+    let f = d.findings.iter().find(|f| f.cause == "precision").unwrap();
+    assert!(
+        f.est_step_ns_after > d.steps.mean_ns * 8 / 10,
+        "{} -> {}",
+        d.steps.mean_ns,
+        f.est_step_ns_after
+    );
+}
+
 #[test]
 fn cublas_jit_gemms_count_by_their_type_letters() {
     // CUDA 12.8+ cuBLAS names every Hopper/Blackwell GEMM `nvjet_*`.

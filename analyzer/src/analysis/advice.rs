@@ -733,7 +733,7 @@ pub fn comm_wait(wait: Ns) -> (String, String) {
     (
         format!(
             "communication kernels waited about {} for their peers (estimated from the fastest \
-             instances of each collective on this rank)",
+             instances of each collective and message size on this rank)",
             secs(wait)
         ),
         "analyze all ranks together to name the slowest; balance the work across ranks and overlap \

@@ -357,9 +357,18 @@ fn planned(i: &Inputs) -> Vec<Planned> {
                 Cause::Launch => Fix::Launch,
                 Cause::Other => Fix::Other,
             };
+            let mut sub = top_sub_where(i.ev, cause, |_| true).0;
+            if sub.is_empty() && memory_facts {
+                // No idle time to name it by: the facts name it.
+                sub = if i.mem.oom_count > 0 {
+                    "oom"
+                } else {
+                    "offload"
+                };
+            }
             out.push(Planned {
                 cause,
-                sub: top_sub_where(i.ev, cause, |_| true).0,
+                sub,
                 idle,
                 fix,
             });
@@ -583,7 +592,8 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
             )
         }
         Fix::Comm => "collectives take their transfer time only, estimated from the fastest \
-                      instances of each (one rank: an estimate); the wait for peers removed"
+                      instances of each (of each message size, where the trace gives sizes; one \
+                      rank: an estimate); the wait for peers removed"
             .to_string(),
         Fix::Attention => "fused attention (SDPA, FlashAttention): the softmax kernels' time \
                            goes, as the score matrix is never written out; the QK^T and PV GEMMs \

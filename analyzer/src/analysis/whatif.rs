@@ -37,6 +37,16 @@ const SYNC_FLOOR_NS: Ns = 5_000;
 const MAX_LATENCY_NS: Ns = 1_000_000;
 /// Dependency detection: how close an op's start must follow another's end.
 const DEP_EPS_NS: Ns = 50_000;
+/// A launch call this slow, with at least `QUEUE_FULL_OPS` launched ops not
+/// done when it returned, waited for room in a full launch queue: it returns
+/// when an earlier op ends, so a faster GPU shortens it. CUDA holds about
+/// 1024 pending launches (1022 seen on an H200 when such calls returned,
+/// tests/gpu/whatif.sh precision); far fewer pending means the call was
+/// slow for its own reasons (lazy module loading, JIT compilation).
+const QUEUE_FULL_OPS: u64 = 256;
+/// Ops the lanes remember the ends of, for calls blocked on a full launch
+/// queue (a power of two, above CUDA's queue depth).
+pub(crate) const QUEUE_RING: usize = 4096;
 
 /// Python dispatch: CPU work merged with launch calls (see
 /// `activity::MERGE_CAP_NS`), or CPU work no longer than this. Longer CPU
@@ -174,6 +184,9 @@ struct StreamOps<'a> {
     escapes: Vec<(u32, Ns)>,
     /// Sorted by position.
     special: Vec<Special>,
+    /// Message elements of the in-window collectives that have a size, by
+    /// model index.
+    comm_elems: FxHashMap<u32, u64>,
 }
 
 /// An op in replay order.
@@ -203,8 +216,9 @@ struct StreamScan<'a> {
     /// Launch calls in the window, per thread of `corr.threads()`: bit sets
     /// over the thread's spans.
     launched: Vec<Vec<u64>>,
-    /// (name, duration) of the in-window communication kernels.
-    comm: Vec<(u32, Ns)>,
+    /// (name, message elements or 0, duration) of the in-window
+    /// communication kernels.
+    comm: Vec<(u32, u64, Ns)>,
 }
 
 pub struct Replay<'a> {
@@ -217,11 +231,13 @@ pub struct Replay<'a> {
     order: Option<Vec<OpView>>,
     slots: usize,
     precision: &'a PrecisionMap<'a>,
-    /// Per kernel name id: the transfer time of that collective (0: not
-    /// one, or no estimate). Empty when the window has none.
-    comm: Vec<Ns>,
+    /// The collectives' transfer times (`comm_transfer`).
+    comm: CommTable,
     /// See `batch_waited`.
     ranges: Option<Ns>,
+    /// Some launch call on the critical host timeline is slow enough to have
+    /// waited for a full launch queue (`QUEUE_FULL_OPS`).
+    slow_launches: bool,
 }
 
 /// Whether a wait for a batch found it not ready, so that it arrived when
@@ -288,7 +304,11 @@ impl<'a> Replay<'a> {
         let scans: Vec<StreamScan> = g
             .streams
             .par_iter()
-            .map(|s| scan_stream(cx, &spans, &s.ops))
+            .map(|s| {
+                scan_stream(cx, &spans, &s.ops, |t| {
+                    g.comm_elems.get(&(s.id, t)).copied()
+                })
+            })
             .collect();
 
         // Dependencies: the op of another stream that ended closest before.
@@ -441,7 +461,7 @@ pub struct ReplayScan<'a> {
     launched: Vec<Vec<u64>>,
     spans: Vec<&'a [HostSpan]>,
     precision: &'a PrecisionMap<'a>,
-    comm: Vec<Ns>,
+    comm: CommTable,
 }
 
 impl<'a> ReplayScan<'a> {
@@ -518,8 +538,12 @@ impl<'a> ReplayScan<'a> {
                     .flat_map(|(segs, from, to)| clip(segs, *from, *to)),
             )
         });
+        let slow_launches = stretches.iter().any(|(segs, from, to)| {
+            clip(segs, *from, *to).any(|s| s.act == Act::Launch && s.end - s.start > BURST_GAP_NS)
+        });
         Replay {
             window: (w0, w1),
+            slow_launches,
             stretches,
             streams: self.streams,
             order: self.order,
@@ -629,7 +653,14 @@ impl Replay<'_> {
         let mut groups: Vec<Group> = parts
             .into_iter()
             .map(|c| {
-                let mut g = Group::new(c, w0, self.streams.len(), self.slots, marks.len());
+                let mut g = Group::new(
+                    c,
+                    w0,
+                    self.streams.len(),
+                    self.slots,
+                    marks.len(),
+                    self.slow_launches,
+                );
                 g.ranges = self.ranges;
                 g
             })
@@ -684,6 +715,18 @@ struct Walk<'r, 'a> {
     seg: Option<usize>,
     /// The segment being walked (clipped to its stretch).
     current: Option<Seg>,
+    /// Ops handed out so far. With slow launch calls (`queue_full`), per
+    /// stream: its ops handed out, the first op not done by the last such
+    /// call's return, and the launch order of its last `QUEUE_RING` ops.
+    emitted: u64,
+    queue: Option<QueueTrack>,
+}
+
+/// See `Walk::queue_full`.
+struct QueueTrack {
+    emitted: Vec<u64>,
+    done_upto: Vec<usize>,
+    order: Vec<u64>,
 }
 
 impl<'r, 'a> Walk<'r, 'a> {
@@ -700,7 +743,54 @@ impl<'r, 'a> Walk<'r, 'a> {
             stretch: 0,
             seg: None,
             current: None,
+            emitted: 0,
+            queue: r.slow_launches.then(|| QueueTrack {
+                emitted: vec![0; r.streams.len()],
+                done_upto: r.streams.iter().map(|so| so.lo).collect(),
+                order: vec![0; r.streams.len() * QUEUE_RING],
+            }),
         }
+    }
+
+    /// Counts an op handed out.
+    #[inline(always)]
+    fn emit(&mut self, stream: u32) {
+        if let Some(q) = &mut self.queue {
+            let s = stream as usize;
+            q.order[s * QUEUE_RING + (q.emitted[s] % QUEUE_RING as u64) as usize] = self.emitted;
+            q.emitted[s] += 1;
+        }
+        self.emitted += 1;
+    }
+
+    /// For a launch call that waited for room in a full launch queue: how
+    /// many ops back (in launch order) the op is whose end let it return, the
+    /// last op of the call's stream done by then. The queue is taken as full
+    /// with `QUEUE_FULL_OPS` of that stream's ops launched and not done.
+    fn queue_full(&mut self, s: &Seg) -> Option<u32> {
+        let q = self.queue.as_mut()?;
+        if s.act != Act::Launch || s.end - s.start <= BURST_GAP_NS {
+            return None;
+        }
+        // The call's op, anchored at its end (`launch_time`): it started
+        // after the call returned. (A graph launch's ops start while it runs:
+        // it is slow from enqueuing them, not from waiting.)
+        let st = self.next.filter(|o| o.anchor == s.end)?.stream as usize;
+        let so = &self.r.streams[st];
+        let upto = &mut q.done_upto[st];
+        *upto += so.ops[*upto..so.hi].partition_point(|o| o.end <= s.end);
+        let done = (*upto - so.lo) as u64;
+        let pending = q.emitted[st].checked_sub(done)?;
+        // And the call returned just after an op of its stream ended.
+        if !(QUEUE_FULL_OPS..QUEUE_RING as u64).contains(&pending)
+            || done == 0
+            || s.end - so.ops[*upto - 1].end > DEP_EPS_NS
+        {
+            return None;
+        }
+        let release = q.order[st * QUEUE_RING + ((done - 1) % QUEUE_RING as u64) as usize];
+        let back = self.emitted.checked_sub(release + 1)?;
+        (back < QUEUE_RING as u64 - 1).then_some(back as u32)
     }
 
     /// The next segment of the critical host timeline.
@@ -739,6 +829,7 @@ impl<'r, 'a> Walk<'r, 'a> {
                             .ops
                             .facts(r, self.next.expect("some"), self.need_precision);
                         out.push(Step::Op(t - s.start, op));
+                        self.emit(op.stream);
                         self.next = self.ops.next(r);
                     }
                     (_, Some(t)) => {
@@ -746,7 +837,10 @@ impl<'r, 'a> Walk<'r, 'a> {
                         self.mi += 1;
                     }
                     _ => {
-                        out.push(Step::Leave);
+                        out.push(match self.queue_full(&s) {
+                            Some(back) => Step::LeaveBlocked(back),
+                            None => Step::Leave,
+                        });
                         self.current = None;
                     }
                 }
@@ -761,6 +855,7 @@ impl<'r, 'a> Walk<'r, 'a> {
             } else if let Some(o) = self.next {
                 let op = self.ops.facts(r, o, self.need_precision);
                 out.push(Step::After((o.anchor - r.window.1).max(0), op));
+                self.emit(op.stream);
                 self.next = self.ops.next(r);
             } else {
                 break;
@@ -772,7 +867,12 @@ impl<'r, 'a> Walk<'r, 'a> {
 /// One pass over a stream's ops: the window's range, launch times and
 /// latencies, the ops that may wait on another stream, and which launch
 /// calls fall in the window.
-fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> StreamScan<'a> {
+fn scan_stream<'a>(
+    cx: &Context,
+    spans: &[&[HostSpan]],
+    ops: &'a [GpuOp],
+    elems: impl Fn(Ns) -> Option<u64>,
+) -> StreamScan<'a> {
     let (w0, w1) = cx.window;
     let mut launched: Vec<Vec<u64>> = vec![Vec::new(); spans.len()];
     let mut lo = 0;
@@ -791,6 +891,7 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
         launch: Vec::with_capacity(hi - lo),
         escapes: Vec::new(),
         special: Vec::new(),
+        comm_elems: FxHashMap::default(),
     };
     // Model indices of the in-window ops, once one of [lo, hi) is not.
     let mut win_idx: Vec<u32> = Vec::new();
@@ -860,7 +961,11 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
         }
         last = Some((o.start, o.end, anchor));
         if o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm {
-            comm.push((o.name, o.dur()));
+            let n = elems(o.start).unwrap_or(0);
+            if n > 0 {
+                out.comm_elems.insert(i as u32, n);
+            }
+            comm.push((o.name, n, o.dur()));
         }
         if check_offload && cx.offload.contains(&o.corr) {
             // Marked here, moved into the stream's specials by the caller.
@@ -905,58 +1010,96 @@ fn scan_stream<'a>(cx: &Context, spans: &[&[HostSpan]], ops: &'a [GpuOp]) -> Str
     }
 }
 
-/// Per kernel name id, the transfer time of each collective: the 10th
-/// percentile of its durations, as the fastest instances waited least for
-/// their peers. An estimate: instances may move different sizes. Empty when
-/// no collective has two instances that differ (or an instant one).
-fn comm_transfer<'x>(comm: impl Iterator<Item = &'x (u32, Ns)>) -> Vec<Ns> {
-    let mut by_name: FxHashMap<u32, Vec<Ns>> = FxHashMap::default();
-    for &(name, dur) in comm {
-        by_name.entry(name).or_default().push(dur);
-    }
-    let mut out: Vec<Ns> = Vec::new();
-    for (name, mut durs) in by_name {
-        durs.sort_unstable();
-        let fast = crate::analysis::steps::percentile(&durs, 0.1);
-        if durs.len() < 2 || durs[durs.len() - 1] == fast || fast <= 0 {
-            continue;
-        }
-        if out.len() <= name as usize {
-            out.resize(name as usize + 1, 0);
-        }
-        out[name as usize] = fast;
-    }
-    out
+/// The transfer time of each collective: the 10th percentile of its
+/// durations, as the fastest instances waited least for their peers. Where
+/// the trace gives message sizes, per (kernel name, size): one kernel name
+/// (NCCL's `ncclDevKernel_Generic`, RCCL's) runs every collective, and a
+/// 9600-element broadcast beside an 8.8 M-element all-reduce made the
+/// all-reduce look like 6.6 ms of waiting (an MI300X ResNet trace). Without
+/// sizes, per name: an estimate, as instances may move different sizes.
+#[derive(Debug, Default)]
+pub(crate) struct CommTable {
+    /// Per kernel name id, for instances without a size (0: none).
+    by_name: Vec<Ns>,
+    /// Per (name, elements); a size seen once has no faster instance to
+    /// compare with, and waits 0.
+    by_size: FxHashMap<(u32, u64), Ns>,
 }
 
-/// The estimated wait for peers in a communication kernel (0 for others).
-#[inline]
-fn comm_wait(comm: &[Ns], o: &GpuOp) -> Ns {
-    match comm.get(o.name as usize) {
-        Some(&t) if t > 0 && o.kind() == GpuOpKind::Kernel => (o.dur() - t).max(0),
-        _ => 0,
+impl CommTable {
+    /// Whether some collective waited for its peers by this estimate.
+    fn is_empty(&self) -> bool {
+        self.by_name.is_empty() && self.by_size.values().all(|&t| t == 0)
     }
+
+    /// The estimated wait for peers in `o`, moving `elems` elements (0:
+    /// unknown); 0 for other ops.
+    #[inline]
+    fn wait(&self, o: &GpuOp, elems: u64) -> Ns {
+        if o.kind() != GpuOpKind::Kernel {
+            return 0;
+        }
+        let t = if elems > 0 {
+            self.by_size.get(&(o.name, elems)).copied()
+        } else {
+            self.by_name.get(o.name as usize).copied()
+        };
+        match t {
+            Some(t) if t > 0 => (o.dur() - t).max(0),
+            _ => 0,
+        }
+    }
+}
+
+fn comm_transfer<'x>(comm: impl Iterator<Item = &'x (u32, u64, Ns)>) -> CommTable {
+    let mut groups: FxHashMap<(u32, u64), Vec<Ns>> = FxHashMap::default();
+    for &(name, elems, dur) in comm {
+        groups.entry((name, elems)).or_default().push(dur);
+    }
+    let mut out = CommTable::default();
+    for ((name, elems), mut durs) in groups {
+        durs.sort_unstable();
+        let fast = crate::analysis::steps::percentile(&durs, 0.1);
+        let differ = durs.len() >= 2 && durs[durs.len() - 1] != fast && fast > 0;
+        if elems > 0 {
+            out.by_size
+                .insert((name, elems), if differ { fast } else { 0 });
+        } else if differ {
+            if out.by_name.len() <= name as usize {
+                out.by_name.resize(name as usize + 1, 0);
+            }
+            out.by_name[name as usize] = fast;
+        }
+    }
+    out
 }
 
 /// The estimated wait for peers of every communication kernel of `g` in
 /// the window (by the same estimate as the replay).
 pub fn comm_wait_total(cx: &Context, g: &Gpu) -> Ns {
-    let (w0, w1) = cx.window;
-    let comm: Vec<(u32, Ns)> = g
-        .streams
-        .iter()
-        .flat_map(|s| &s.ops)
-        .filter(|o| o.start < w1 && o.end > w0)
-        .filter(|o| o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm)
-        .map(|o| (o.name, o.dur()))
+    let comm: Vec<(u32, u64, Ns)> = window_ops(cx, g)
+        .filter(|(o, _)| o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm)
+        .map(|(o, n)| (o.name, n, o.dur()))
         .collect();
     let table = comm_transfer(comm.iter());
+    window_ops(cx, g).map(|(o, n)| table.wait(o, n)).sum()
+}
+
+/// The ops of `g` in the window, with their message elements (0: none given).
+fn window_ops<'g>(cx: &Context, g: &'g Gpu) -> impl Iterator<Item = (&'g GpuOp, u64)> + 'g {
+    let (w0, w1) = cx.window;
     g.streams
         .iter()
-        .flat_map(|s| &s.ops)
-        .filter(|o| o.start < w1 && o.end > w0)
-        .map(|o| comm_wait(&table, o))
-        .sum()
+        .flat_map(|s| s.ops.iter().map(move |o| (s.id, o)))
+        .filter(move |(_, o)| o.start < w1 && o.end > w0)
+        .map(|(id, o)| {
+            let n = if g.comm_elems.is_empty() {
+                0
+            } else {
+                g.comm_elems.get(&(id, o.start)).copied().unwrap_or(0)
+            };
+            (o, n)
+        })
 }
 
 /// When a launch call enqueued its op, which started at `op_start`: the
@@ -1129,7 +1272,8 @@ impl OpSource {
         let wait = if r.comm.is_empty() {
             0
         } else {
-            comm_wait(&r.comm, o)
+            let elems = so.comm_elems.get(&v.idx).copied().unwrap_or(0);
+            r.comm.wait(o, elems)
         };
         let (precision, softmax) = if need_precision {
             let f = r.precision.facts(o);
@@ -1162,6 +1306,32 @@ pub fn median(v: Vec<Ns>) -> Ns {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_collective_is_compared_with_instances_of_its_own_size() {
+        // One kernel name runs every collective: 15 µs broadcasts of 9600
+        // elements and 6.7-6.9 ms all-reduces of 2.9 M (an MI300X trace).
+        let us = 1_000;
+        let comm = [
+            (7, 9600, 15 * us),
+            (7, 2_873_320, 6_900 * us),
+            (7, 9600, 14 * us),
+            (7, 2_873_320, 6_700 * us),
+            (7, 2_873_320, 6_750 * us),
+            (7, 8_816_192, 9_000 * us),
+        ];
+        let t = comm_transfer(comm.iter());
+        let k = |start, dur| GpuOp::new(GpuOpKind::Kernel, start, start + dur, 1, 7);
+        assert_eq!(t.wait(&k(0, 6_900 * us), 2_873_320), 200 * us);
+        assert_eq!(t.wait(&k(0, 15 * us), 9600), us);
+        // A size seen once has nothing to compare with.
+        assert_eq!(t.wait(&k(0, 9_000 * us), 8_816_192), 0);
+        assert!(!t.is_empty());
+        // Without sizes, by name: the all-reduce looks like waiting.
+        let named: Vec<(u32, u64, Ns)> = comm.iter().map(|&(n, _, d)| (n, 0, d)).collect();
+        let t = comm_transfer(named.iter());
+        assert_eq!(t.wait(&k(0, 6_900 * us), 0), 6_886 * us);
+    }
 
     fn data(start: Ns, len: Ns, sub: Sub) -> Seg {
         Seg {

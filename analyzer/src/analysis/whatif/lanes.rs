@@ -4,8 +4,8 @@
 //! every lane by one short loop (the replay's hottest code: ops times lanes).
 
 use super::{
-    BATCH_RUN_GAP_NS, BatchClock, Change, FREE_LATENCY_NS, NONE, SYNC_FLOOR_NS, Special,
-    batch_waited, in_burst, is_host_work,
+    BATCH_RUN_GAP_NS, BatchClock, Change, FREE_LATENCY_NS, NONE, QUEUE_RING, SYNC_FLOOR_NS,
+    Special, batch_waited, in_burst, is_host_work,
 };
 use crate::analysis::activity::{Act, Seg, Sub};
 use crate::model::{Ns, Precision};
@@ -41,6 +41,10 @@ pub(super) enum Step {
     Mark(Ns),
     /// The current segment ends.
     Leave,
+    /// The current segment, a launch call that waited for room in a full
+    /// launch queue, ends: it returned when the op this many back in launch
+    /// order was done.
+    LeaveBlocked(u32),
     /// An op launched this long after the window.
     After(Ns, OpFacts),
 }
@@ -220,6 +224,12 @@ pub(super) struct Group {
     /// Per stream or slot, then lane (index = stream * lanes + lane).
     stream_free: Vec<Ns>,
     slot_end: Vec<Ns>,
+    /// With `Step::LeaveBlocked` in the walk: the ends of the last
+    /// `QUEUE_RING` ops, per lane (index = lane * QUEUE_RING + op % QUEUE_RING),
+    /// and how many ops were scheduled.
+    track_ends: bool,
+    ends: Vec<Ns>,
+    scheduled: u64,
 }
 
 impl Group {
@@ -229,6 +239,7 @@ impl Group {
         streams: usize,
         slots: usize,
         marks: usize,
+        track_ends: bool,
     ) -> Group {
         let n = changes.len();
         let changes: Vec<LaneChange> = changes.iter().map(|c| LaneChange::new(c)).collect();
@@ -267,6 +278,13 @@ impl Group {
             marks,
             stream_free: vec![w0; streams * n],
             slot_end: vec![Ns::MIN; slots * n],
+            track_ends,
+            ends: if track_ends {
+                vec![w0; n * QUEUE_RING]
+            } else {
+                Vec::new()
+            },
+            scheduled: 0,
         }
     }
 
@@ -319,6 +337,11 @@ impl Group {
                 Step::Leave => {
                     if let Some(s) = self.seg.take() {
                         self.leave(&s);
+                    }
+                }
+                Step::LeaveBlocked(back) => {
+                    if let Some(s) = self.seg.take() {
+                        self.leave_blocked(&s, *back);
                     }
                 }
                 Step::After(dt, op) => self.schedule(op, specials, |st| st.h + dt),
@@ -440,6 +463,28 @@ impl Group {
         }
     }
 
+    /// A launch call blocked on a full launch queue returns when the op
+    /// `back` launches earlier is done in the lane, after at least the
+    /// call's own cost; removing launch overhead leaves the wait.
+    fn leave_blocked(&mut self, s: &Seg, back: u32) {
+        let len = (s.end - s.start).max(0);
+        let Some(op) = self.scheduled.checked_sub(back as u64 + 1) else {
+            return self.leave(s);
+        };
+        if !self.track_ends || self.scheduled - op > QUEUE_RING as u64 {
+            return self.leave(s);
+        }
+        let slot = (op % QUEUE_RING as u64) as usize;
+        for (l, st) in self.state.iter_mut().enumerate() {
+            let own = if st.removed {
+                0
+            } else {
+                SYNC_FLOOR_NS.min(len)
+            };
+            st.h = (st.seg_start + own).max(self.ends[l * QUEUE_RING + slot]);
+        }
+    }
+
     /// Schedules `op` in every lane: it starts after its launch and launch
     /// latency, when its stream is free, and after the op it waits for.
     #[inline(always)]
@@ -514,5 +559,13 @@ impl Group {
                 }
             }
         }
+        if self.track_ends {
+            let slot = (self.scheduled % QUEUE_RING as u64) as usize;
+            let free = &self.stream_free[op.stream as usize * n..][..n];
+            for (l, &end) in free.iter().enumerate() {
+                self.ends[l * QUEUE_RING + slot] = end;
+            }
+        }
+        self.scheduled += 1;
     }
 }

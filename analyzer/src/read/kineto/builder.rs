@@ -172,6 +172,11 @@ impl Builder {
             _ => {
                 if is_collective_kernel(name) {
                     op.set_precision(Precision::Comm);
+                    if let Some(n) = a.msg_nelems.filter(|n| *n > 0) {
+                        self.tl.gpus[gi]
+                            .comm_elems
+                            .insert((stream, start), n as u64);
+                    }
                 }
                 if a.grid.is_some() || a.block.is_some() {
                     op.set_launch(self.launch_config(gi, a));
@@ -395,6 +400,7 @@ impl Builder {
             let dst = &mut self.tl.gpus[gi];
             dst.syncs.extend(g.syncs);
             dst.memory.extend(g.memory);
+            dst.comm_elems.extend(g.comm_elems);
         }
         self.tl.ooms.extend(other.tl.ooms);
         self.proc_names.extend(other.proc_names);

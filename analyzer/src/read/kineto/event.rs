@@ -270,6 +270,9 @@ pub struct Args<'a> {
     pub device_id: Option<i64>,
     pub addr: Option<i64>,
     pub mem_bytes: Option<i64>,
+    /// A collective kernel's message size in elements ("Out msg nelems",
+    /// else "In msg nelems"; PyTorch 2.x writes them on NCCL/RCCL kernels).
+    pub msg_nelems: Option<i64>,
 }
 
 /// An `args` key the reader keeps (shared by both parsers, so they agree).
@@ -289,6 +292,8 @@ pub enum ArgKey {
     DeviceId,
     Addr,
     MemBytes,
+    OutNelems,
+    InNelems,
 }
 
 impl ArgKey {
@@ -320,7 +325,12 @@ impl ArgKey {
                 b"Addr" => ArgKey::Addr,
                 _ => return None,
             },
-            13 if key == b"shared memory" => ArgKey::SharedMemory,
+            13 => match key {
+                b"shared memory" => ArgKey::SharedMemory,
+                b"In msg nelems" => ArgKey::InNelems,
+                _ => return None,
+            },
+            14 if key == b"Out msg nelems" => ArgKey::OutNelems,
             20 if key == b"registers per thread" => ArgKey::Registers,
             9 if key == b"Device Id" => ArgKey::DeviceId,
             _ => return None,
@@ -343,6 +353,8 @@ impl Args<'_> {
             ArgKey::DeviceId => self.device_id = v,
             ArgKey::Addr => self.addr = v,
             ArgKey::MemBytes => self.mem_bytes = v,
+            ArgKey::OutNelems => self.msg_nelems = v.or(self.msg_nelems),
+            ArgKey::InNelems => self.msg_nelems = self.msg_nelems.or(v),
             ArgKey::Grid | ArgKey::Block | ArgKey::Name => {}
         }
     }
@@ -519,6 +531,8 @@ mod tests {
             ("Device Id", ArgKey::DeviceId),
             ("Addr", ArgKey::Addr),
             ("Bytes", ArgKey::MemBytes),
+            ("Out msg nelems", ArgKey::OutNelems),
+            ("In msg nelems", ArgKey::InNelems),
         ] {
             assert_eq!(ArgKey::of(key.as_bytes()), Some(want), "{key}");
         }

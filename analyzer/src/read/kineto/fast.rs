@@ -1570,7 +1570,12 @@ mod tests {
             }
         }
         for g in &tl.gpus {
-            out += &format!("{:?} {:?} {:?}|", g.syncs, g.memory, g.launch_configs);
+            let mut sizes: Vec<_> = g.comm_elems.iter().collect();
+            sizes.sort_unstable();
+            out += &format!(
+                "{:?} {:?} {:?} {:?}|",
+                g.syncs, g.memory, g.launch_configs, sizes
+            );
             for st in &g.streams {
                 for o in &st.ops {
                     out += &format!("{} {} {:?} {}|", g.id, st.id, o, tl.strings.get(o.name));

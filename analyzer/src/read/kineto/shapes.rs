@@ -155,6 +155,8 @@ fn args() -> impl Strategy<Value = String> {
         Just("Device Id"),
         Just("Addr"),
         Just("Bytes"),
+        Just("Out msg nelems"),
+        Just("In msg nelems"),
     ];
     (
         proptest::collection::vec((keys, int_like), 0..5),

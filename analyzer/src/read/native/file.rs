@@ -349,6 +349,8 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
             syncs: g.syncs,
             memory: g.memory,
             dropped_records: g.dropped,
+            // CUPTI does not say how much a collective moves.
+            comm_elems: Default::default(),
         });
     }
     tl.ooms = part.ooms;

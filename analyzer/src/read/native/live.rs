@@ -563,6 +563,7 @@ impl LiveFile {
                 syncs: since(&g.syncs, |s| s.end < from),
                 memory: since(&g.memory, |m| m.ts < from),
                 dropped_records: g.dropped,
+                comm_elems: Default::default(),
             });
         }
         tl.ooms = a.ooms.clone();

@@ -52,19 +52,6 @@ def read_random(path, n, evicted):
     os.close(fd)
 
 
-def batch_reads(path):
-    """Random reads per I/O batch: enough for about 120 ms from disk, so
-    that the batch, not the 40 ms GPU step, paces the loop whatever the disk
-    (1500 fixed reads took 42-50 ms on a quiet CI disk, and the fixed run then
-    was not faster). Files in RAM (`fixed`) cost little per read: 1500 then."""
-    if fixed:
-        return 1500
-    t = time.perf_counter()
-    read_random(path, 300, evicted=True)
-    per_read = (time.perf_counter() - t) / 300
-    return max(1500, min(12000, int(0.12 / max(per_read, 1e-6))))
-
-
 def read_for(path, seconds):
     """Random reads from disk for `seconds`, however fast the disk: a read
     count calibrated once was 2x off on a CI disk (75 ms a step, not 40),
@@ -93,14 +80,21 @@ def worker(q, kind, n, delay=0.0):
     after `delay` seconds (staggered workers deliver evenly, not in pairs)."""
     time.sleep(delay)
     path = data_file() if kind == "io" else None
-    reads = batch_reads(path) if path else 0
     for _ in range(n):
         if kind == "cpu":
             burn(0.004 if fixed else 0.09)
         elif kind == "cpu2":
             burn(0.004 if fixed else 0.16)
+        elif fixed:
+            # Files in RAM cost little per read.
+            read_random(path, 1500, evicted=False)
         else:
-            read_random(path, reads, evicted=not fixed)
+            # About 120 ms from disk, so that the batch, not the 40 ms GPU
+            # step, paces the loop. By the clock: a read count calibrated
+            # once doubled the batch when the disk slowed down mid-run (a
+            # full test run writing beside it), and the estimate for more
+            # workers then missed the fixed run, which reads from RAM, by 47%.
+            read_for(path, 0.12)
         q.put(b"x" * 1024)
     if path:
         os.unlink(path)

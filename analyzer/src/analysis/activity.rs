@@ -272,8 +272,16 @@ fn continues(l: &Seg, seg: &Seg) -> bool {
 
 #[inline(always)]
 fn cpu_like(s: &Seg) -> bool {
-    (s.act == Act::Cpu && s.sub == Sub::NONE) || s.act == Act::Launch
+    (s.act == Act::Cpu && s.sub == Sub::NONE)
+        || (s.act == Act::Launch && s.end - s.start <= SLOW_LAUNCH_APART_NS)
 }
+
+/// A launch call slower than this stays a segment of its own, not folded
+/// into CPU work: it may have waited for room in a full launch queue, which
+/// the replay shortens where the GPU gets faster (`whatif::QUEUE_FULL_OPS`).
+/// On an H200 such waits took 0.1-0.6 ms each where kernels took 0.1 ms; a
+/// launch's own cost is 5-20 µs.
+pub const SLOW_LAUNCH_APART_NS: Ns = 50_000;
 
 /// CPU work and launch calls that `push_merged` folds into one CPU segment,
 /// when contiguous (up to `MERGE_CAP_NS`).

@@ -22,7 +22,7 @@ mod lanes;
 pub mod replays;
 
 use self::lanes::{Group, OpFacts, Step, act_index};
-use super::activity::{Act, Seg, Sub};
+use super::activity::{Act, SLOW_LAUNCH_APART_NS, Seg, Sub};
 use super::busy::PrecisionMap;
 use super::context::{Context, ThreadRef, clip, clip_one};
 use super::kernels::AttnPart;
@@ -37,9 +37,9 @@ const SYNC_FLOOR_NS: Ns = 5_000;
 const MAX_LATENCY_NS: Ns = 1_000_000;
 /// Dependency detection: how close an op's start must follow another's end.
 const DEP_EPS_NS: Ns = 50_000;
-/// A launch call this slow, with at least `QUEUE_FULL_OPS` launched ops not
-/// done when it returned, waited for room in a full launch queue: it returns
-/// when an earlier op ends, so a faster GPU shortens it. CUDA holds about
+/// A slow launch call (over `SLOW_LAUNCH_APART_NS`) with at least this many
+/// launched ops not done when it returned waited for room in a full launch
+/// queue: it returns when an earlier op ends, so a faster GPU shortens it. CUDA holds about
 /// 1024 pending launches (1022 seen on an H200 when such calls returned,
 /// tests/gpu/whatif.sh precision); far fewer pending means the call was
 /// slow for its own reasons (lazy module loading, JIT compilation).
@@ -539,7 +539,8 @@ impl<'a> ReplayScan<'a> {
             )
         });
         let slow_launches = stretches.iter().any(|(segs, from, to)| {
-            clip(segs, *from, *to).any(|s| s.act == Act::Launch && s.end - s.start > BURST_GAP_NS)
+            clip(segs, *from, *to)
+                .any(|s| s.act == Act::Launch && s.end - s.start > SLOW_LAUNCH_APART_NS)
         });
         Replay {
             window: (w0, w1),
@@ -720,6 +721,9 @@ struct Walk<'r, 'a> {
     /// call's return, and the launch order of its last `QUEUE_RING` ops.
     emitted: u64,
     queue: Option<QueueTrack>,
+    /// The stream and GPU start of the last op launched in the current
+    /// segment.
+    launched_here: Option<(u32, Ns)>,
 }
 
 /// See `Walk::queue_full`.
@@ -749,6 +753,7 @@ impl<'r, 'a> Walk<'r, 'a> {
                 done_upto: r.streams.iter().map(|so| so.lo).collect(),
                 order: vec![0; r.streams.len() * QUEUE_RING],
             }),
+            launched_here: None,
         }
     }
 
@@ -769,13 +774,17 @@ impl<'r, 'a> Walk<'r, 'a> {
     /// with `QUEUE_FULL_OPS` of that stream's ops launched and not done.
     fn queue_full(&mut self, s: &Seg) -> Option<u32> {
         let q = self.queue.as_mut()?;
-        if s.act != Act::Launch || s.end - s.start <= BURST_GAP_NS {
+        if s.act != Act::Launch || s.end - s.start <= SLOW_LAUNCH_APART_NS {
             return None;
         }
-        // The call's op, anchored at its end (`launch_time`): it started
+        // The call's op, anchored at the call's end when it is slow
+        // (`launch_time`), else at its start, inside the segment: it started
         // after the call returned. (A graph launch's ops start while it runs:
         // it is slow from enqueuing them, not from waiting.)
-        let st = self.next.filter(|o| o.anchor == s.end)?.stream as usize;
+        let st = match self.next.filter(|o| o.anchor == s.end) {
+            Some(o) => o.stream,
+            None => self.launched_here.filter(|l| l.1 >= s.end)?.0,
+        } as usize;
         let so = &self.r.streams[st];
         let upto = &mut q.done_upto[st];
         *upto += so.ops[*upto..so.hi].partition_point(|o| o.end <= s.end);
@@ -829,6 +838,11 @@ impl<'r, 'a> Walk<'r, 'a> {
                             .ops
                             .facts(r, self.next.expect("some"), self.need_precision);
                         out.push(Step::Op(t - s.start, op));
+                        if self.queue.is_some() {
+                            let v = self.next.expect("some");
+                            let start = r.streams[v.stream as usize].ops[v.idx as usize].start;
+                            self.launched_here = Some((v.stream, start));
+                        }
                         self.emit(op.stream);
                         self.next = self.ops.next(r);
                     }
@@ -847,6 +861,7 @@ impl<'r, 'a> Walk<'r, 'a> {
             } else if let Some(s) = self.next_segment() {
                 out.push(Step::Enter(s));
                 self.current = Some(s);
+                self.launched_here = None;
             } else if self.mi < self.marks.len() {
                 // Marks at or past the window's end (the last step ends
                 // there), before the ops launched after it.

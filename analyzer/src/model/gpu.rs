@@ -375,8 +375,9 @@ pub struct Gpu {
     pub memory: Vec<MemEvent>,
     pub dropped_records: u64,
     /// Collective kernels' message sizes in elements, by (stream id, start),
-    /// where the trace gives them (PyTorch 2.x Kineto traces do).
-    pub comm_elems: rustc_hash::FxHashMap<(u64, Ns), u64>,
+    /// where the trace gives them (PyTorch 2.x Kineto traces do). Ordered, so
+    /// that two reads of one trace compare equal.
+    pub comm_elems: std::collections::BTreeMap<(u64, Ns), u64>,
 }
 
 impl Gpu {

@@ -1570,11 +1570,9 @@ mod tests {
             }
         }
         for g in &tl.gpus {
-            let mut sizes: Vec<_> = g.comm_elems.iter().collect();
-            sizes.sort_unstable();
             out += &format!(
                 "{:?} {:?} {:?} {:?}|",
-                g.syncs, g.memory, g.launch_configs, sizes
+                g.syncs, g.memory, g.launch_configs, g.comm_elems
             );
             for st in &g.streams {
                 for o in &st.ops {

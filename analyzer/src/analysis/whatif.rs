@@ -716,8 +716,8 @@ struct Walk<'r, 'a> {
     seg: Option<usize>,
     /// The segment being walked (clipped to its stretch).
     current: Option<Seg>,
-    /// Ops handed out so far. With slow launch calls (`queue_full`), per
-    /// stream: its ops handed out, the first op not done by the last such
+    /// Ops handed out so far, counted with slow launch calls only
+    /// (`queue_full`), and then per stream: its ops handed out, the first op not done by the last such
     /// call's return, and the launch order of its last `QUEUE_RING` ops.
     emitted: u64,
     queue: Option<QueueTrack>,
@@ -764,8 +764,8 @@ impl<'r, 'a> Walk<'r, 'a> {
             let s = stream as usize;
             q.order[s * QUEUE_RING + (q.emitted[s] % QUEUE_RING as u64) as usize] = self.emitted;
             q.emitted[s] += 1;
+            self.emitted += 1;
         }
-        self.emitted += 1;
     }
 
     /// For a launch call that waited for room in a full launch queue: how
@@ -1032,19 +1032,22 @@ fn scan_stream<'a>(
 /// 9600-element broadcast beside an 8.8 M-element all-reduce made the
 /// all-reduce look like 6.6 ms of waiting (an MI300X ResNet trace). Without
 /// sizes, per name: an estimate, as instances may move different sizes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct CommTable {
     /// Per kernel name id, for instances without a size (0: none).
     by_name: Vec<Ns>,
     /// Per (name, elements); a size seen once has no faster instance to
     /// compare with, and waits 0.
     by_size: FxHashMap<(u32, u64), Ns>,
+    /// No collective waited by this estimate (asked once per op).
+    empty: bool,
 }
 
 impl CommTable {
-    /// Whether some collective waited for its peers by this estimate.
+    /// Whether no collective waited for its peers by this estimate.
+    #[inline]
     fn is_empty(&self) -> bool {
-        self.by_name.is_empty() && self.by_size.values().all(|&t| t == 0)
+        self.empty
     }
 
     /// The estimated wait for peers in `o`, moving `elems` elements (0:
@@ -1071,7 +1074,11 @@ fn comm_transfer<'x>(comm: impl Iterator<Item = &'x (u32, u64, Ns)>) -> CommTabl
     for &(name, elems, dur) in comm {
         groups.entry((name, elems)).or_default().push(dur);
     }
-    let mut out = CommTable::default();
+    let mut out = CommTable {
+        by_name: Vec::new(),
+        by_size: FxHashMap::default(),
+        empty: true,
+    };
     for ((name, elems), mut durs) in groups {
         durs.sort_unstable();
         let fast = crate::analysis::steps::percentile(&durs, 0.1);
@@ -1086,6 +1093,7 @@ fn comm_transfer<'x>(comm: impl Iterator<Item = &'x (u32, u64, Ns)>) -> CommTabl
             out.by_name[name as usize] = fast;
         }
     }
+    out.empty = out.by_name.is_empty() && out.by_size.values().all(|&t| t == 0);
     out
 }
 

@@ -226,7 +226,7 @@ pub(super) struct Group {
     slot_end: Vec<Ns>,
     /// With `Step::LeaveBlocked` in the walk: the ends of the last
     /// `QUEUE_RING` ops, per lane (index = lane * QUEUE_RING + op % QUEUE_RING),
-    /// and how many ops were scheduled.
+    /// and how many ops were scheduled (counted only then).
     track_ends: bool,
     ends: Vec<Ns>,
     scheduled: u64,
@@ -565,7 +565,7 @@ impl Group {
             for (l, &end) in free.iter().enumerate() {
                 self.ends[l * QUEUE_RING + slot] = end;
             }
+            self.scheduled += 1;
         }
-        self.scheduled += 1;
     }
 }

@@ -8,6 +8,8 @@
 //! - V100: FP32 15.7, FP16 tensor 125 TFLOP/s (8x). No BF16 before Ampere.
 //! - A100: FP32 19.5, TF32 156, BF16 312 (8x, 16x); H100 SXM: FP32 67, TF32 495, BF16 990.
 //! - L4 and L40S (Ada): TF32 tensor only 2x FP32; GeForce Ada cards 1x.
+//! - MI250X: FP32 matrix 95.7, BF16 383 (4x); MI300X: FP32 matrix 163, BF16 1307 (8x).
+//! - FP8 doubles BF16's peak on Hopper, Blackwell and MI300.
 //!
 //! Measured on an H200 (tests/gpu/whatif.sh, 2026-12-04), GEMM time per
 //! training run of an MLP in FP32, with TF32 matmuls, and under BF16 autocast:

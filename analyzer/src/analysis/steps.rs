@@ -633,10 +633,7 @@ fn periodic_gpu_work(tl: &Timeline, corr: &CorrIndex) -> Option<(String, Vec<(Ns
     // trace, gpt-oss's 24 in a vLLM one).
     let whole_job = tl.source == crate::model::Source::Native;
     // Every kernel as (launch, GPU time, name), in launch order.
-    let mut ks: Vec<(Ns, Ns, StrId)> = g
-        .streams
-        .iter()
-        .flat_map(|s| &s.ops)
+    let mut ks: Vec<(Ns, Ns, StrId)> = ops()
         .filter(|o| o.kind() == GpuOpKind::Kernel)
         .map(|o| (launched(o), o.end - o.start, o.name))
         .collect();

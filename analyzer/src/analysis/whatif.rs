@@ -39,10 +39,11 @@ const MAX_LATENCY_NS: Ns = 1_000_000;
 const DEP_EPS_NS: Ns = 50_000;
 /// A slow launch call (over `SLOW_LAUNCH_APART_NS`) with at least this many
 /// launched ops not done when it returned waited for room in a full launch
-/// queue: it returns when an earlier op ends, so a faster GPU shortens it. CUDA holds about
-/// 1024 pending launches (1022 seen on an H200 when such calls returned,
-/// tests/gpu/whatif.sh precision); far fewer pending means the call was
-/// slow for its own reasons (lazy module loading, JIT compilation).
+/// queue: it returns when an earlier op ends, so a faster GPU shortens it.
+/// CUDA holds about 1024 pending launches (1022 seen on an H200 when such
+/// calls returned, tests/gpu/whatif.sh precision; 512 on a V100 trace); far
+/// fewer pending means the call was slow for its own reasons (lazy module
+/// loading, JIT compilation).
 const QUEUE_FULL_OPS: u64 = 256;
 /// Ops the lanes remember the ends of, for calls blocked on a full launch
 /// queue (a power of two, above CUDA's queue depth).
@@ -716,17 +717,17 @@ struct Walk<'r, 'a> {
     seg: Option<usize>,
     /// The segment being walked (clipped to its stretch).
     current: Option<Seg>,
-    /// Ops handed out so far, counted with slow launch calls only
-    /// (`queue_full`), and then per stream: its ops handed out, the first op not done by the last such
-    /// call's return, and the launch order of its last `QUEUE_RING` ops.
+    /// With slow launch calls only (`queue_full`): the ops handed out so
+    /// far, the per-stream state, and the stream and GPU start of the last
+    /// op launched in the current segment.
     emitted: u64,
     queue: Option<QueueTrack>,
-    /// The stream and GPU start of the last op launched in the current
-    /// segment.
     launched_here: Option<(u32, Ns)>,
 }
 
-/// See `Walk::queue_full`.
+/// See `Walk::queue_full`. Per stream: its ops handed out, the first op not
+/// done by the last slow call's return, and the launch order of its last
+/// `QUEUE_RING` ops.
 struct QueueTrack {
     emitted: Vec<u64>,
     done_upto: Vec<usize>,
@@ -757,14 +758,16 @@ impl<'r, 'a> Walk<'r, 'a> {
         }
     }
 
-    /// Counts an op handed out.
+    /// Counts an op handed out, where slow launch calls need it.
     #[inline(always)]
-    fn emit(&mut self, stream: u32) {
+    fn emit(&mut self, v: OpView) {
         if let Some(q) = &mut self.queue {
-            let s = stream as usize;
+            let s = v.stream as usize;
             q.order[s * QUEUE_RING + (q.emitted[s] % QUEUE_RING as u64) as usize] = self.emitted;
             q.emitted[s] += 1;
             self.emitted += 1;
+            let start = self.r.streams[s].ops[v.idx as usize].start;
+            self.launched_here = Some((v.stream, start));
         }
     }
 
@@ -838,12 +841,7 @@ impl<'r, 'a> Walk<'r, 'a> {
                             .ops
                             .facts(r, self.next.expect("some"), self.need_precision);
                         out.push(Step::Op(t - s.start, op));
-                        if self.queue.is_some() {
-                            let v = self.next.expect("some");
-                            let start = r.streams[v.stream as usize].ops[v.idx as usize].start;
-                            self.launched_here = Some((v.stream, start));
-                        }
-                        self.emit(op.stream);
+                        self.emit(self.next.expect("some"));
                         self.next = self.ops.next(r);
                     }
                     (_, Some(t)) => {
@@ -870,7 +868,7 @@ impl<'r, 'a> Walk<'r, 'a> {
             } else if let Some(o) = self.next {
                 let op = self.ops.facts(r, o, self.need_precision);
                 out.push(Step::After((o.anchor - r.window.1).max(0), op));
-                self.emit(op.stream);
+                self.emit(o);
                 self.next = self.ops.next(r);
             } else {
                 break;
@@ -1100,29 +1098,28 @@ fn comm_transfer<'x>(comm: impl Iterator<Item = &'x (u32, u64, Ns)>) -> CommTabl
 /// The estimated wait for peers of every communication kernel of `g` in
 /// the window (by the same estimate as the replay).
 pub fn comm_wait_total(cx: &Context, g: &Gpu) -> Ns {
-    let comm: Vec<(u32, u64, Ns)> = window_ops(cx, g)
-        .filter(|(o, _)| o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm)
+    let comm: Vec<(u32, u64, Ns)> = window_collectives(cx, g)
         .map(|(o, n)| (o.name, n, o.dur()))
         .collect();
     let table = comm_transfer(comm.iter());
-    window_ops(cx, g).map(|(o, n)| table.wait(o, n)).sum()
+    window_collectives(cx, g)
+        .map(|(o, n)| table.wait(o, n))
+        .sum()
 }
 
-/// The ops of `g` in the window, with their message elements (0: none given).
-fn window_ops<'g>(cx: &Context, g: &'g Gpu) -> impl Iterator<Item = (&'g GpuOp, u64)> + 'g {
+/// The communication kernels of `g` in the window, with their message
+/// elements (0: none given).
+fn window_collectives<'g>(
+    cx: &'g Context,
+    g: &'g Gpu,
+) -> impl Iterator<Item = (&'g GpuOp, u64)> + 'g {
     let (w0, w1) = cx.window;
     g.streams
         .iter()
         .flat_map(|s| s.ops.iter().map(move |o| (s.id, o)))
         .filter(move |(_, o)| o.start < w1 && o.end > w0)
-        .map(|(id, o)| {
-            let n = if g.comm_elems.is_empty() {
-                0
-            } else {
-                g.comm_elems.get(&(id, o.start)).copied().unwrap_or(0)
-            };
-            (o, n)
-        })
+        .filter(|(_, o)| o.kind() == GpuOpKind::Kernel && cx.precision.of(o) == Precision::Comm)
+        .map(|(id, o)| (o, g.comm_elems.get(&(id, o.start)).copied().unwrap_or(0)))
 }
 
 /// When a launch call enqueued its op, which started at `op_start`: the
@@ -1295,7 +1292,11 @@ impl OpSource {
         let wait = if r.comm.is_empty() {
             0
         } else {
-            let elems = so.comm_elems.get(&v.idx).copied().unwrap_or(0);
+            let elems = if so.comm_elems.is_empty() {
+                0
+            } else {
+                so.comm_elems.get(&v.idx).copied().unwrap_or(0)
+            };
             r.comm.wait(o, elems)
         };
         let (precision, softmax) = if need_precision {

@@ -13,9 +13,15 @@ time can be checked against a run with the fix applied.
              its activations with cudaMalloc again and frees them with a
              synchronizing cudaFree; the fix drops the call.
 
+The model is an MLP, or with WHATIF_MODEL=gpt a decoder-only transformer as
+LLM fine-tuning trains one (token embedding, causal flash/SDPA attention,
+LayerNorm, GELU MLP, a vocabulary head with cross-entropy, fused AdamW): its
+kernels are attention, normalization and optimizer kernels beside the GEMMs.
+
 usage: whatif.py SCENARIO slow|fixed|bf16 --out SUMMARY_JSON [--workers N] [--steps N]
-env: WHATIF_WIDTH (4096), WHATIF_TOKENS (8192), WHATIF_LAYERS (4) and
-     WHATIF_SAMPLE_MS (1.5) size the model and the samples' CPU cost, to check
+env: WHATIF_MODEL (mlp|gpt), WHATIF_WIDTH (4096; gpt 1024), WHATIF_TOKENS
+     (8192), WHATIF_LAYERS (4; gpt 8) and WHATIF_SAMPLE_MS (1.5; gpt 8 per
+     1024-token sequence) size the model and the samples' CPU cost, to check
      the estimates on shapes other than the ones they were compared on.
 """
 import argparse
@@ -26,6 +32,7 @@ import time
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 from torch.utils.data import DataLoader, Dataset
 
 p = argparse.ArgumentParser()
@@ -43,12 +50,17 @@ tf32 = a.scenario == "precision" and a.variant == "fixed"
 torch.backends.cuda.matmul.allow_tf32 = tf32
 torch.backends.cudnn.allow_tf32 = tf32
 
-WIDTH = int(os.environ.get("WHATIF_WIDTH", 4096))
+GPT = os.environ.get("WHATIF_MODEL", "mlp") == "gpt"
+WIDTH = int(os.environ.get("WHATIF_WIDTH", 1024 if GPT else 4096))
 TOKENS = int(os.environ.get("WHATIF_TOKENS", 8192))
-LAYERS = int(os.environ.get("WHATIF_LAYERS", 4))
+LAYERS = int(os.environ.get("WHATIF_LAYERS", 8 if GPT else 4))
 FEATURES = 256
-SAMPLE_CPU_S = float(os.environ.get("WHATIF_SAMPLE_MS", 1.5)) / 1000  # 48 ms per batch
-BATCH = 32
+# A batch of 32 MLP samples costs 48 ms of CPU, one of 8 sequences 64 ms.
+SAMPLE_CPU_S = float(os.environ.get("WHATIF_SAMPLE_MS", 8 if GPT else 1.5)) / 1000
+BATCH = 8 if GPT else 32
+SEQ = TOKENS // BATCH
+VOCAB = 32768
+HEADS = 16
 
 
 def burn(seconds):
@@ -67,15 +79,53 @@ class CostlySamples(Dataset):
 
     def __getitem__(self, i):
         burn(SAMPLE_CPU_S)
-        return torch.full((TOKENS // BATCH, FEATURES), float(i % 7) / 7.0)
+        if GPT:  # one sequence of token ids, one longer than the model reads
+            return torch.randint(VOCAB, (SEQ + 1,), generator=torch.Generator().manual_seed(i))
+        return torch.full((SEQ, FEATURES), float(i % 7) / 7.0)
 
 
-model = nn.Sequential(nn.Linear(FEATURES, WIDTH),
-                      *[nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.GELU()) for _ in range(LAYERS)])
+class Block(nn.Module):
+    """A pre-norm transformer block."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.up, self.down = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, HEADS, d // HEADS).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return x + self.down(F.gelu(self.up(self.ln2(x))))
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(VOCAB, WIDTH)
+        self.blocks = nn.Sequential(*[Block(WIDTH) for _ in range(LAYERS)])
+        self.ln = nn.LayerNorm(WIDTH)
+        self.head = nn.Linear(WIDTH, VOCAB, bias=False)
+
+    def forward(self, ids):
+        logits = self.head(self.ln(self.blocks(self.emb(ids[:, :-1]))))
+        return F.cross_entropy(logits.float().view(-1, VOCAB), ids[:, 1:].reshape(-1))
+
+
+if GPT:
+    model = Decoder()
+else:
+    model = nn.Sequential(nn.Linear(FEATURES, WIDTH),
+                          *[nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.GELU()) for _ in range(LAYERS)])
 model = model.to(dev)
 if a.scenario != "precision":
     model = model.to(torch.bfloat16)
-opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+if GPT:
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+else:
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
 amp = a.scenario == "precision" and a.variant == "bf16"
 
 if a.scenario == "loader":
@@ -86,11 +136,16 @@ if a.scenario == "loader":
     batches = iter(loader)
 
     def next_batch():
-        x = next(batches).view(TOKENS, FEATURES)
-        return x.to(dev, non_blocking=True).to(torch.bfloat16)
+        x = next(batches)
+        if GPT:
+            return x.to(dev, non_blocking=True)
+        return x.view(TOKENS, FEATURES).to(dev, non_blocking=True).to(torch.bfloat16)
 else:
-    dtype = torch.float32 if a.scenario == "precision" else torch.bfloat16
-    resident = torch.randn(TOKENS, FEATURES, device=dev, dtype=dtype)
+    if GPT:
+        resident = torch.randint(VOCAB, (BATCH, SEQ + 1), device=dev)
+    else:
+        dtype = torch.float32 if a.scenario == "precision" else torch.bfloat16
+        resident = torch.randn(TOKENS, FEATURES, device=dev, dtype=dtype)
 
     def next_batch():
         return resident
@@ -105,7 +160,7 @@ def step(i):
     x = next_batch()
     opt.zero_grad(set_to_none=True)
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-        loss = model(x).float().pow(2).mean()
+        loss = model(x) if GPT else model(x).float().pow(2).mean()
     loss.backward()
     opt.step()
     if a.scenario == "sync":
@@ -128,7 +183,7 @@ for i in range(a.steps):
 torch.cuda.synchronize()
 t1 = time.monotonic_ns()
 summary = {
-    "scenario": a.scenario, "variant": a.variant, "pid": os.getpid(), "steps": a.steps,
+    "scenario": a.scenario, "variant": a.variant, "model": "gpt" if GPT else "mlp", "pid": os.getpid(), "steps": a.steps,
     "workers": a.workers if a.scenario == "loader" else None,
     "step_ms_mean": (t1 - t0) / a.steps / 1e6,
     "step_ms_median": statistics.median(times) / 1e6,

@@ -7,7 +7,7 @@ use super::arch::Arch;
 use super::findings::Inputs;
 use super::job::{JobContext, Mode};
 use super::kernels::short_name;
-use super::precision;
+use super::precision::{self, Fp32Time};
 use super::types::Cause;
 use super::whatif::replays::{DataModel, workers_after};
 use crate::model::{Ns, Precision};
@@ -615,7 +615,7 @@ fn top_gemm_kernels(i: &Inputs, n: usize) -> Vec<String> {
 /// The precision finding's evidence, fix and the kernels it cites (whole
 /// names; the evidence shortens them): the FP32/TF32 split, the top kernels,
 /// (the speed-ups assumed are the finding's `assumption`).
-pub fn precision(i: &Inputs, fp32: Ns, tf32: Ns, kernels: Ns) -> (String, String, Vec<String>) {
+pub fn precision(i: &Inputs, t: &Fp32Time, kernels: Ns) -> (String, String, Vec<String>) {
     let get = |p: Precision| {
         i.busy_by_precision
             .iter()
@@ -626,21 +626,22 @@ pub fn precision(i: &Inputs, fp32: Ns, tf32: Ns, kernels: Ns) -> (String, String
     let names: Vec<String> = top.iter().map(|n| short_name(n, 60)).collect();
     let bf16 = get(Precision::Bf16) + get(Precision::Fp16);
     let arch = Arch::of(i.gpu);
+    let pct = |ns: Ns| 100.0 * ns as f64 / kernels as f64;
+    let attention = if t.attention > 0 {
+        format!(", {:.0}% in FP32 attention", pct(t.attention))
+    } else {
+        String::new()
+    };
     let evidence = format!(
-        "{:.0}% of kernel time in FP32 GEMM/conv and {:.0}% in TF32 ({}), {:.0}% in BF16/FP16 tensor cores \
-         on {}",
-        100.0 * fp32 as f64 / kernels as f64,
-        100.0 * tf32 as f64 / kernels as f64,
+        "{:.0}% of kernel time in FP32 GEMM/conv and {:.0}% in TF32 ({}){attention}, {:.0}% in \
+         BF16/FP16 tensor cores on {}",
+        pct(t.gemm),
+        pct(t.tf32),
         names.join(", "),
-        100.0 * bf16 as f64 / kernels as f64,
+        pct(bf16),
         arch.name(),
     );
-    let from = if fp32 >= tf32 {
-        Precision::Fp32
-    } else {
-        Precision::Tf32
-    };
-    let fix = precision::fix(from, arch, i.job.inference())
+    let fix = precision::fix(t.from(), arch, i.job.inference())
         .map(|f| f.fix)
         .unwrap_or_else(|| "no faster matrix math on this GPU for these kernels".to_string());
     (evidence, fix, top)

@@ -308,6 +308,8 @@ pub struct PrecisionBusy {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct KernelMix {
     pub fused_ns: Ns,
+    /// Of `fused_ns`, the FP32 kernels (SDPA's memory-efficient ones).
+    pub fp32_attention_ns: Ns,
     pub softmax_ns: Ns,
     /// Softmax time per kernel name id (all of it), for the evidence.
     pub softmax_by_name: Vec<(StrId, Ns)>,
@@ -353,7 +355,12 @@ impl PrecisionBusy {
             return;
         }
         match facts.attention {
-            AttnPart::Fused => self.mix.fused_ns += b - a,
+            AttnPart::Fused => {
+                self.mix.fused_ns += b - a;
+                if class == Precision::Fp32 {
+                    self.mix.fp32_attention_ns += b - a;
+                }
+            }
             AttnPart::Softmax => self.mix.softmax_ns += b - a,
             AttnPart::None => {}
         }

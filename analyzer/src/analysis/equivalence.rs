@@ -90,6 +90,7 @@ fn timeline(seed: u64) -> Timeline {
         s.intern("sm80_xmma_gemm_bf16bf16_bf16f32"),
         s.intern("ncclKernel_AllReduce_RING_LL_Sum_float"),
         s.intern("void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)"),
+        s.intern("fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)"),
     ];
     let copy_name = s.intern("Memcpy HtoD");
     let stallscope = s.intern("stallscope");
@@ -530,6 +531,11 @@ fn replays_match_the_reference() {
             speedup: &speedup,
             ..Change::none()
         });
+        changes.push(Change {
+            speedup: &speedup,
+            keep_fp32_attention: true,
+            ..Change::none()
+        });
         let clock = BatchClock {
             period_ns: (1 + r.below(5_000)) as Ns * US,
             queue: 1 + r.below(8) as u32,
@@ -571,6 +577,7 @@ fn replays_match_the_reference() {
             ],
             drop_offload: true,
             speedup: &speedup,
+            keep_fp32_attention: r.chance(50),
             drop_softmax: true,
             per_launch_ns: Some(GRAPH_LAUNCH_NS),
             drop_host_work: true,

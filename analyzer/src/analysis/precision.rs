@@ -15,9 +15,72 @@
 //! training run of an MLP in FP32, with TF32 matmuls, and under BF16 autocast:
 //! 4 layers 4096 wide on 8192 tokens, 2998 / 524 / 204 ms (5.7x, then 2.6x);
 //! 8 layers 2048 wide on 16384 tokens, 3012 / 512 / 194 ms (5.9x, 2.6x).
+//!
+//! FP32 attention is SDPA's memory-efficient kernels (`fmha_cutlass*_f32`:
+//! FlashAttention and cuDNN take 16-bit inputs only), on SIMT cores whatever
+//! the matmul precision. TF32 leaves them as they are: on the H200, a GPT-style
+//! model's 16.5 ms of them per step took 16.7 ms with TF32 matmuls, and 1.8 ms
+//! (cuDNN flash attention) under BF16 autocast.
 
 use super::arch::Arch;
-use crate::model::{Gpu, Precision};
+use super::busy::KernelMix;
+use crate::model::{Gpu, Ns, Precision};
+
+/// Whether the first step from FP32 on `arch` is TF32 matmuls (the fix that
+/// `fix` advises there), not a 16-bit autocast.
+pub fn tf32_first(arch: Arch) -> bool {
+    matches!(
+        arch,
+        Arch::Ampere | Arch::Ada | Arch::Hopper | Arch::Blackwell
+    )
+}
+
+/// The kernel time the precision fix is about: FP32 GEMM/conv, FP32 fused
+/// attention and TF32 GEMM/conv, in the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fp32Time {
+    pub gemm: Ns,
+    pub attention: Ns,
+    pub tf32: Ns,
+}
+
+impl Fp32Time {
+    pub fn of(busy_by_precision: &[(Precision, Ns)], mix: &KernelMix) -> Fp32Time {
+        let get = |p: Precision| {
+            busy_by_precision
+                .iter()
+                .find(|x| x.0 == p)
+                .map_or(0, |x| x.1)
+        };
+        let fp32 = get(Precision::Fp32);
+        let attention = mix.fp32_attention_ns.min(fp32);
+        Fp32Time {
+            gemm: fp32 - attention,
+            attention,
+            tf32: get(Precision::Tf32),
+        }
+    }
+
+    pub fn total(&self) -> Ns {
+        self.gemm + self.attention + self.tf32
+    }
+
+    /// Where the fix starts: the matmuls' precision, FP32 or TF32 (FP32
+    /// attention sits beside either: a TF32 job's SDPA runs in FP32 too).
+    pub fn from(&self) -> Precision {
+        if self.tf32 > self.gemm {
+            Precision::Tf32
+        } else {
+            Precision::Fp32
+        }
+    }
+
+    /// Whether FP32 attention keeps its time under the fix advised on
+    /// `arch`: TF32 matmuls do not reach it; a 16-bit autocast does.
+    pub fn attention_stays(&self, arch: Arch) -> bool {
+        self.from() == Precision::Fp32 && tf32_first(arch)
+    }
+}
 
 /// The advised move for one class of GEMM time.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +124,7 @@ pub fn fix(from: Precision, arch: Arch, inference: bool) -> Option<PrecisionFix>
         (Precision::Fp32, Arch::Cdna1) => fp16(2.5, "peak ratio ~8x, discounted"),
         (Precision::Fp32, Arch::Pascal) => fp16(1.5, "no tensor cores; GP100 runs FP16 at 2x"),
         (Precision::Fp32, Arch::PrePascal) => return None,
-        (Precision::Fp32, Arch::Ampere | Arch::Ada | Arch::Hopper | Arch::Blackwell) => {
+        (Precision::Fp32, a) if tf32_first(a) => {
             let (speedup, why) = match arch {
                 Arch::Hopper => (5.5, "measured 5.7-5.9x on H200 GEMMs; peak ratio 7.4x"),
                 Arch::Blackwell => (5.5, "as measured on Hopper; peak ratio ~14x"),
@@ -176,6 +239,28 @@ mod tests {
         assert!(fix(Precision::Bf16, Arch::Ampere, false).is_none());
         let inf = fix(Precision::Fp32, Arch::Volta, true).unwrap();
         assert!(!inf.fix.contains("GradScaler"));
+    }
+
+    /// A TF32 job's SDPA runs in FP32: however long its attention, the fix
+    /// starts from TF32 (BF16 autocast, which moves attention too); an FP32
+    /// job's attention stays put under TF32 matmuls, not under autocast.
+    #[test]
+    fn fp32_attention_follows_the_matmuls() {
+        let mix = |attention| KernelMix {
+            fp32_attention_ns: attention,
+            ..KernelMix::default()
+        };
+        let tf32_job = Fp32Time::of(&[(Precision::Fp32, 60), (Precision::Tf32, 40)], &mix(60));
+        assert_eq!((tf32_job.gemm, tf32_job.attention), (0, 60));
+        assert_eq!(tf32_job.from(), Precision::Tf32);
+        assert!(!tf32_job.attention_stays(Arch::Hopper));
+        let fp32_job = Fp32Time::of(&[(Precision::Fp32, 100)], &mix(10));
+        assert_eq!(fp32_job.from(), Precision::Fp32);
+        assert!(fp32_job.attention_stays(Arch::Hopper) && fp32_job.attention_stays(Arch::Ampere));
+        // Autocast is the first step there.
+        assert!(!fp32_job.attention_stays(Arch::Volta) && !fp32_job.attention_stays(Arch::Cdna3));
+        // Sums of overlapping kernels never exceed the union.
+        assert_eq!(Fp32Time::of(&[(Precision::Fp32, 5)], &mix(9)).gemm, 0);
     }
 
     #[test]

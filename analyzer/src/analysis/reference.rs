@@ -751,13 +751,22 @@ impl Replay {
             };
             let start = (at + latency).max(free).max(after_dep) + extra;
             let wait = comm.get(&op.name).map_or(0, |&t| (op.dur - t).max(0));
-            let softmax = cx.precision.attention_part(op.name) == AttnPart::Softmax;
+            let attention = cx.precision.attention_part(op.name);
+            let softmax = attention == AttnPart::Softmax;
+            let speed = if change.keep_fp32_attention
+                && op.precision == Precision::Fp32
+                && attention == AttnPart::Fused
+            {
+                1.0
+            } else {
+                (change.speedup)(op.precision)
+            };
             let dur = if change.drop_offload && cx.offload.contains(&op.corr) {
                 0
             } else if change.drop_softmax && softmax {
                 if change.comm_wait { wait } else { 0 }
             } else {
-                ((op.dur - wait) as f64 / (change.speedup)(op.precision).max(1e-9)) as Ns
+                ((op.dur - wait) as f64 / speed.max(1e-9)) as Ns
                     + if change.comm_wait { wait } else { 0 }
             };
             stream_free[op.stream as usize] = start + dur;

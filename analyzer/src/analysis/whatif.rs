@@ -107,6 +107,9 @@ pub struct Change<'a> {
     pub drop_offload: bool,
     /// Kernel time divisor per precision class (1.0 = unchanged).
     pub speedup: &'a (dyn Fn(Precision) -> f64 + Sync),
+    /// FP32 fused attention keeps its time whatever `speedup` says of FP32
+    /// (TF32 matmuls do not reach SDPA's FP32 kernels; `precision`).
+    pub keep_fp32_attention: bool,
     /// Fused attention: the softmax kernels of unfused attention take no
     /// time (`kernels::AttnPart::Softmax`).
     pub drop_softmax: bool,
@@ -131,6 +134,7 @@ impl Change<'_> {
             remove: &[],
             drop_offload: false,
             speedup: &|_| 1.0,
+            keep_fp32_attention: false,
             drop_softmax: false,
             per_launch_ns: None,
             drop_host_work: false,
@@ -1301,7 +1305,11 @@ impl OpSource {
         };
         let (precision, softmax) = if need_precision {
             let f = r.precision.facts(o);
-            (f.precision as u8, f.attention == AttnPart::Softmax)
+            let class = match (f.precision, f.attention) {
+                (Precision::Fp32, AttnPart::Fused) => lanes::FP32_ATTENTION,
+                (p, _) => p as u8,
+            };
+            (class, f.attention == AttnPart::Softmax)
         } else {
             (0, false)
         };

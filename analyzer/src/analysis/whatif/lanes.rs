@@ -25,6 +25,7 @@ pub(super) struct OpFacts {
     pub stream: u32,
     /// Index in the stream's specials (`StreamOps::special`), or `NONE`.
     pub special: u32,
+    /// `Precision as u8`, or [`FP32_ATTENTION`].
     pub precision: u8,
     /// A softmax kernel of unfused attention (`kernels::AttnPart`).
     pub softmax: bool,
@@ -49,6 +50,10 @@ pub(super) enum Step {
     After(Ns, OpFacts),
 }
 
+/// The speed class of fused attention kernels in FP32, past the
+/// precisions' (`Change::keep_fp32_attention`).
+pub(super) const FP32_ATTENTION: u8 = 9;
+
 // A block of steps is written by one core and read by the others.
 const _: () = assert!(size_of::<Step>() <= 48);
 
@@ -70,8 +75,9 @@ struct LaneChange {
     remove: [bool; 8],
     remove_launch: bool,
     drop_offload: bool,
-    /// Kernel time divisor per precision (index `Precision as usize`).
-    speed: [f64; 9],
+    /// Kernel time divisor per precision (index `Precision as usize`), and
+    /// for FP32 attention (index `FP32_ATTENTION`).
+    speed: [f64; 10],
     speed_identity: bool,
     drop_softmax: bool,
     per_launch: Option<Ns>,
@@ -87,10 +93,15 @@ impl LaneChange {
         for a in c.remove {
             remove[act_index(*a)] = true;
         }
-        let mut speed = [1.0; 9];
+        let mut speed = [1.0; 10];
         for p in Precision::ALL.iter().copied().chain([Precision::Unknown]) {
             speed[p as usize] = (c.speedup)(p).max(1e-9);
         }
+        speed[FP32_ATTENTION as usize] = if c.keep_fp32_attention {
+            1.0
+        } else {
+            speed[Precision::Fp32 as usize]
+        };
         LaneChange {
             remove,
             remove_launch: c.remove.contains(&Act::Launch),

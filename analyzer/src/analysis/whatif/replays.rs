@@ -11,9 +11,10 @@
 
 use super::{BatchClock, Change, GRAPH_LAUNCH_NS, Replay, in_burst, is_host_work};
 use crate::analysis::activity::Act;
+use crate::analysis::arch::Arch;
 use crate::analysis::busy::KernelMix;
 use crate::analysis::context::{Context, ThreadRef};
-use crate::analysis::precision::bf16_speedup;
+use crate::analysis::precision::{Fp32Time, bf16_speedup};
 use crate::analysis::types::Steps;
 use crate::model::{Gpu, Ns, Precision, Source};
 
@@ -360,6 +361,8 @@ impl Replays {
             (Some(x), Precision::Tf32) => x.1,
             _ => 1.0,
         };
+        let keep_fp32_attention =
+            Fp32Time::of(busy_by_precision, mix).attention_stays(Arch::of(gpu));
         let fp8 = fp8_speedup(gpu, busy_by_precision, mix.low_bit_gemm_ns);
         let fp8_speed = |p: Precision| match (fp8, p) {
             (Some(x), Precision::Bf16 | Precision::Fp16) => x,
@@ -412,6 +415,7 @@ impl Replays {
                 },
                 Fix::Precision => Change {
                     speedup: &speedup,
+                    keep_fp32_attention,
                     ..none
                 },
                 Fix::Fp8 => Change {
@@ -607,6 +611,7 @@ fn union<'c>(
         remove,
         drop_offload: parts.iter().any(|c| c.drop_offload),
         speedup,
+        keep_fp32_attention: parts.iter().any(|c| c.keep_fp32_attention),
         drop_softmax: parts.iter().any(|c| c.drop_softmax),
         per_launch_ns: parts.iter().find_map(|c| c.per_launch_ns),
         drop_host_work: parts.iter().any(|c| c.drop_host_work),

@@ -107,10 +107,14 @@ fn check_streams_run(version: &str, env: &[(&str, &str)], how: &str) {
     let (stdout, stderr) = text(&out);
     assert_eq!(stdout, "launched 1000 kernels\n");
     assert!(gpu_lines(&stderr).is_empty(), "{stderr}");
-    check_streams_trace(&rec, &report_path, version, how);
+    let all_api = env
+        .iter()
+        .any(|(k, v)| *k == "STALLSCOPE_ALL_API" && *v == "1");
+    check_streams_trace(&rec, &report_path, version, how, all_api);
 }
 
-fn check_streams_trace(rec: &Path, report_path: &Path, version: &str, how: &str) {
+/// `all_api`: STALLSCOPE_ALL_API=1 was set.
+fn check_streams_trace(rec: &Path, report_path: &Path, version: &str, how: &str, all_api: bool) {
     let report = read_json(report_path);
     let files = trace_files(rec);
     assert_eq!(files.len(), 1, "one process");
@@ -124,6 +128,23 @@ fn check_streams_trace(rec: &Path, report_path: &Path, version: &str, how: &str)
     assert_eq!(status[0]["cupti_version"].to_string(), version);
     let reason = status[0]["reason"].as_str().unwrap();
     assert!(reason.contains(how), "{ctx}: {reason}");
+    // Started at cuInit, CUPTI 12.5 (API version 23) and later record the
+    // kept functions only; older ones, or a lazy start (a context may exist
+    // by then), record every call (cudaStreamCreate too), and the shim drops
+    // the rest, counted in a note.
+    let selective = version.parse::<u32>().is_ok_and(|v| v >= 23)
+        && reason.contains("started at cuInit")
+        && !all_api;
+    assert_eq!(
+        reason.contains("API records of"),
+        selective,
+        "{ctx}: {reason}"
+    );
+    let dropped_note = recs.iter().any(|r| {
+        r.to_string()
+            .contains("the analysis does not use were not kept")
+    });
+    assert_eq!(dropped_note, !selective, "{ctx}");
     assert!(
         of_kind(&recs, "gpu_dropped")
             .iter()
@@ -362,6 +383,64 @@ fn gpusim_12x_everything_recorded_and_correlated() {
     check_streams_run("28", &[], "cuInit");
 }
 
+/// CUPTI 12.4 has no per-function API records: every call is recorded and
+/// the ones the analysis does not use are dropped on the buffer thread.
+#[test]
+fn gpusim_12_4_records_every_api_call_and_keeps_what_is_used() {
+    check_streams_run("22", &[], "cuInit");
+}
+
+/// A library that accepts the per-function switches and then records none
+/// of those calls: once kernels come without them, every call is recorded
+/// from then on, and the trace says so; STALLSCOPE_ALL_API=1 records every
+/// call from the start.
+#[test]
+fn per_function_api_records_that_never_come_fall_back_to_every_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let so = gpusim();
+    // About a second of launches: gpusim delivers records every 100 ms, and
+    // the check waits 100 ms more.
+    record_ok(
+        &rec,
+        &["--cupti", so.to_str().unwrap()],
+        &[("GPUSIM_API_SWITCHES", "inert")],
+        "gpusim_launch_loop.py",
+        &[so.to_str().unwrap(), "200000"],
+    );
+    let files = trace_files(&rec);
+    let recs = dump(&files[0]);
+    let kernels = of_kind(&recs, "kernel");
+    assert_eq!(kernels.len(), 200_000);
+    let calls: std::collections::HashSet<u64> = of_kind(&recs, "api")
+        .iter()
+        .map(|a| u(&a["correlation"]))
+        .collect();
+    let tied = kernels
+        .iter()
+        .filter(|k| calls.contains(&u(&k["correlation"])))
+        .count();
+    eprintln!("{tied} of 200000 kernels tied to their launches");
+    assert!(
+        (20_000..200_000).contains(&tied),
+        "{tied} of 200000 kernels tied to their launches"
+    );
+    assert!(
+        recs.iter().any(|r| r
+            .to_string()
+            .contains("every call is recorded from then on")),
+        "no note"
+    );
+    check_streams_run(
+        "28",
+        &[
+            ("GPUSIM_API_SWITCHES", "inert"),
+            ("STALLSCOPE_ALL_API", "1"),
+        ],
+        "cuInit",
+    );
+}
+
 #[test]
 fn gpusim_13x_everything_recorded_and_correlated() {
     // 13.0 is what the H200 machines run; 13.5 has the newest layouts.
@@ -404,7 +483,7 @@ fn lazy_start_with_ld_preload_alone() {
         .unwrap();
     let (so_out, se) = text(&out);
     assert!(out.status.success(), "{so_out}\n{se}");
-    check_streams_trace(&rec, &report, "28", "lazily");
+    check_streams_trace(&rec, &report, "28", "lazily", false);
 }
 
 #[test]

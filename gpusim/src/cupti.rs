@@ -203,6 +203,42 @@ pub unsafe extern "C" fn cuptiActivityEnable(kind: CUpti_ActivityKind) -> CUptiR
     CUPTI_SUCCESS
 }
 
+/// API records for one function, as CUPTI 12.5 and later have them; older
+/// versions lack the function, and answer CUPTI_ERROR_NOT_SUPPORTED here.
+/// As on a card (an RTX 3060 with CUDA 13.0): a function switched on before
+/// the context exists is recorded though its kind is off; switched on after,
+/// with its kind off, it is accepted and records nothing.
+fn enable_api(kind: u32, cbid: u32, enable: u8) -> CUptiResult {
+    check_fail!();
+    let mut st = state();
+    if matches!(st.api_version, ApiVersion::Number(v) if v < 23) {
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    }
+    if st.api_switches_inert || (st.device_ready && !st.kind_enabled(kind)) {
+        return CUPTI_SUCCESS;
+    }
+    if enable != 0 {
+        st.enabled_apis.insert((kind, cbid));
+    } else {
+        st.enabled_apis.remove(&(kind, cbid));
+    }
+    CUPTI_SUCCESS
+}
+
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuptiActivityEnableRuntimeApi(cbid: u32, enable: u8) -> CUptiResult {
+    enable_api(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, enable)
+}
+
+/// # Safety
+/// No pointer is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuptiActivityEnableDriverApi(cbid: u32, enable: u8) -> CUptiResult {
+    enable_api(CUPTI_ACTIVITY_KIND_DRIVER, cbid, enable)
+}
+
 /// # Safety
 /// No pointer is dereferenced.
 #[unsafe(no_mangle)]

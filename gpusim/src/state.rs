@@ -119,6 +119,12 @@ pub struct State {
     pub subscriber: Option<Subscriber>,
     pub switches: Switches,
     pub enabled_kinds: HashSet<u32>,
+    /// API records enabled function by function (cuptiActivityEnableRuntimeApi
+    /// and ...DriverApi): (RUNTIME or DRIVER kind, callback id).
+    pub enabled_apis: HashSet<(u32, u32)>,
+    /// `GPUSIM_API_SWITCHES=inert`: those calls succeed and record nothing,
+    /// a library that breaks its promise.
+    pub api_switches_inert: bool,
     pub request: CUpti_BuffersCallbackRequestFunc,
     pub complete: CUpti_BuffersCallbackCompleteFunc,
     pub timestamp: CUpti_TimestampCallbackFunc,
@@ -157,6 +163,8 @@ impl State {
             subscriber: None,
             switches: Switches::default(),
             enabled_kinds: HashSet::new(),
+            enabled_apis: HashSet::new(),
+            api_switches_inert: std::env::var("GPUSIM_API_SWITCHES").is_ok_and(|v| v == "inert"),
             request: None,
             complete: None,
             timestamp: None,
@@ -194,7 +202,13 @@ impl State {
     /// Queues a record if its kind is enabled; `ready_at` is when it may be
     /// delivered (simulation clock).
     pub fn push(&mut self, ready_at: u64, rec: Rec) {
-        if !self.kind_enabled(rec.kind()) {
+        let wanted = match rec {
+            Rec::Api { kind, cbid, .. } => {
+                self.kind_enabled(kind) || self.enabled_apis.contains(&(kind, cbid))
+            }
+            _ => self.kind_enabled(rec.kind()),
+        };
+        if !wanted {
             return;
         }
         if self.pending.len() >= MAX_PENDING {

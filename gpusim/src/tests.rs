@@ -806,3 +806,43 @@ fn failing_and_unknown_versions() {
         Some((8u64 << 20).to_ne_bytes().to_vec())
     );
 }
+
+/// Per-function API records: switched on before the context exists, only
+/// those functions are recorded; switched on after, with the kind off,
+/// nothing is; before 12.5 the switch does not exist.
+#[test]
+fn per_function_api_records() {
+    let _t = session(28, &[]);
+    let malloc = CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020;
+    let stream_create = CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreate_v3020;
+    // SAFETY: plain ids and flags.
+    assert_eq!(
+        unsafe { cuptiActivityEnableRuntimeApi(malloc, 1) },
+        CUPTI_SUCCESS
+    );
+    let mut p = null_mut();
+    // SAFETY: valid out-pointers.
+    unsafe { assert_eq!(cudaMalloc(&mut p, 16), 0) };
+    stream();
+    let cbids: Vec<u32> = api_records().iter().map(|r| r.0).collect();
+    assert_eq!(cbids, [malloc]);
+    // The context exists now: accepted, and inert.
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(
+            cuptiActivityEnableRuntimeApi(stream_create, 1),
+            CUPTI_SUCCESS
+        );
+        assert_eq!(cudaMalloc(&mut p, 16), 0);
+    }
+    stream();
+    let cbids: Vec<u32> = api_records().iter().map(|r| r.0).collect();
+    assert_eq!(cbids, [malloc, malloc]);
+    drop(_t);
+    let _t = session(22, &[]);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { cuptiActivityEnableRuntimeApi(malloc, 1) },
+        CUPTI_ERROR_NOT_SUPPORTED
+    );
+}

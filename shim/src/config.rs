@@ -12,6 +12,7 @@ pub mod env {
     pub const GPU: &str = "STALLSCOPE_GPU";
     pub const CUPTI: &str = "STALLSCOPE_CUPTI";
     pub const QUIET: &str = "STALLSCOPE_QUIET";
+    pub const ALL_API: &str = "STALLSCOPE_ALL_API";
 }
 
 pub const DEFAULT_MIN_SPAN_US: u64 = 20;
@@ -33,6 +34,9 @@ pub struct Config {
     pub cupti: Option<OsString>,
     /// Suppress the `stallscope:` lines.
     pub quiet: bool,
+    /// API records of every CUDA function, not only those the analysis
+    /// keeps (`gpu::api_select`).
+    pub all_api: bool,
 }
 
 impl Config {
@@ -70,6 +74,7 @@ impl Config {
             gpu: flag(env::GPU, true),
             cupti: get(env::CUPTI).filter(|v| !v.is_empty()),
             quiet: flag(env::QUIET, false),
+            all_api: flag(env::ALL_API, false),
         }
     }
 

@@ -13,7 +13,9 @@
 # usage: tests/gpu/check.sh [STALLSCOPE [LIBSTALLSCOPE_SO]]
 #   STALLSCOPE        release `stallscope` binary (default: target/release/stallscope)
 #   LIBSTALLSCOPE_SO  the shim (default: libstallscope.so beside STALLSCOPE)
-# env: PYTHON (default python3), STEPS (default 300), KEEP=1 keeps the work dir.
+# env: PYTHON (default python3), STEPS (default 300), KEEP=1 keeps the work dir,
+#      PAIRS (default 3): more runs without and with the shim, alternating, for
+#      the overhead ratio (a shared machine's speed drifts between runs).
 # exit: 0 pass, 1 a check failed, 2 cannot run here.
 set -euo pipefail
 
@@ -78,6 +80,14 @@ run stallscope 120 "$bin" record -o "$work/rec" -- \
     "$py" "$here/train.py" --mode traced --oom --out "$work/traced.json" "${train[@]}"
 run profiler 120 "$py" "$here/train.py" --mode profiler --out "$work/profiler.json" \
     --trace "$work/torch_trace.json" "${train[@]}"
+
+# Alternate plain and recorded runs: the overhead is the median of each
+# pair's ratio, so a drift in the machine's speed between runs moves it less.
+for k in $(seq "${PAIRS:-3}"); do
+    run "plain-$k" 90 "$py" "$here/train.py" --mode plain --out "$work/plain-$k.json" "${train[@]}"
+    run "stallscope-$k" 120 "$bin" record -o "$work/rec-$k" -- \
+        "$py" "$here/train.py" --mode traced --out "$work/traced-$k.json" "${train[@]}"
+done
 
 echo "== stallscope dump"
 rc=0

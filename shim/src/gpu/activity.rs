@@ -14,6 +14,7 @@ use stallscope_format::records::{
     Api, Device, Kernel, Marker, Memcpy, Memory, Memset, Overhead, Sync, api_domain,
 };
 
+use super::api_select;
 use super::buffers::Grant;
 use super::decode::{Decoded, decode, record_size};
 use super::names;
@@ -83,6 +84,9 @@ pub unsafe extern "C" fn buffer_completed(
         }
         recorder::with_writer(|w| read_buffer(s, w, buffer, valid));
         s.pool.give_back(buffer as usize);
+        if s.counts.kernels.load(Ordering::Relaxed) > 0 {
+            api_select::check_once(s);
+        }
     }));
 }
 
@@ -181,6 +185,7 @@ fn emit(s: &Session, r: &mut Reader, w: &mut Writer<'_>, d: Decoded) {
             // SAFETY: CUPTI's kernel name, valid while the module is loaded.
             k.name = unsafe { r.strings.id_of(w, name) };
             w.event(Kernel::LEN, &mut |b| k.encode(b));
+            Counts::add(&s.counts.kernels, 1);
         }
         Decoded::Memcpy(m) => {
             note_device(r, m.context, m.device);
@@ -205,6 +210,7 @@ fn emit(s: &Session, r: &mut Reader, w: &mut Writer<'_>, d: Decoded) {
                 api_name(s, a.domain, a.cbid)
             }) {
                 w.event(Api::LEN, &mut |b| a.encode(b));
+                Counts::add(&s.counts.apis, 1);
             } else {
                 Counts::add(&s.counts.filtered, 1);
             }
@@ -246,6 +252,15 @@ pub fn summary(s: &Session) -> Option<String> {
         get(&c.declined),
     );
     let mut parts = Vec::new();
+    if get(&c.kernels) > 0 && get(&c.apis) == 0 && s.selective_api.load(Ordering::Relaxed) {
+        parts.push(format!(
+            "this libcupti recorded {} kernels but none of the CUDA calls switched on one by one \
+             (cuptiActivityEnableRuntimeApi), so kernels cannot be tied to their launches: \
+             record again with {}=1",
+            get(&c.kernels),
+            crate::config::env::ALL_API
+        ));
+    }
     if f > 0 {
         parts.push(format!(
             "{f} CUDA API records of functions the analysis does not use were not kept"

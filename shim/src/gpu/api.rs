@@ -18,6 +18,10 @@ use cupti_sys::v12::{
 pub type GetCallbackNameFn =
     unsafe extern "C" fn(CUpti_CallbackDomain, u32, *mut *const c_char) -> CUptiResult;
 
+/// `cuptiActivityEnableRuntimeApi` and `cuptiActivityEnableDriverApi`
+/// (cupti_activity.h, CUPTI 12.5 and later): a callback id and a flag.
+pub type EnableApiFn = unsafe extern "C" fn(u32, u8) -> CUptiResult;
+
 pub struct Api {
     pub get_version: PFN_cuptiGetVersion,
     pub activity_enable: PFN_cuptiActivityEnable,
@@ -32,6 +36,8 @@ pub struct Api {
     pub enable_callback: Option<PFN_cuptiEnableCallback>,
     pub get_callback_name: Option<GetCallbackNameFn>,
     pub get_device_id: Option<PFN_cuptiGetDeviceId>,
+    pub enable_runtime_api: Option<EnableApiFn>,
+    pub enable_driver_api: Option<EnableApiFn>,
 }
 
 fn sym(handle: usize, name: &CStr) -> Option<*mut c_void> {
@@ -80,6 +86,8 @@ impl Api {
             enable_callback: resolve!(h, c"cuptiEnableCallback" as PFN_cuptiEnableCallback),
             get_callback_name: resolve!(h, c"cuptiGetCallbackName" as GetCallbackNameFn),
             get_device_id: resolve!(h, c"cuptiGetDeviceId" as PFN_cuptiGetDeviceId),
+            enable_runtime_api: resolve!(h, c"cuptiActivityEnableRuntimeApi" as EnableApiFn),
+            enable_driver_api: resolve!(h, c"cuptiActivityEnableDriverApi" as EnableApiFn),
         })
     }
 }

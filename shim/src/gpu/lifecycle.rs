@@ -31,7 +31,7 @@ use super::api::{Api, is_fatal, result_name};
 use super::buffers::Pool;
 use super::clock::{GpuClock, timestamp};
 use super::session::{self, ACTIVE, DEAD, IDLE, OFF, STARTING, Session};
-use super::{callbacks, loader, status};
+use super::{api_select, callbacks, loader, status};
 use crate::config::Config;
 use crate::{diag, recorder};
 
@@ -353,6 +353,7 @@ fn begin(cfg: &Config, trigger: Trigger) -> Result<Started, Failure> {
         reader: Default::default(),
         contexts: Default::default(),
         subscribed: Default::default(),
+        selective_api: Default::default(),
         api,
     });
     let req: CUpti_BuffersCallbackRequestFunc = Some(buffer_requested);
@@ -369,6 +370,14 @@ fn begin(cfg: &Config, trigger: Trigger) -> Result<Started, Failure> {
         return Err(fail("cuptiActivityEnable(CONCURRENT_KERNEL)", r));
     }
     let mut failed_kinds = Vec::new();
+    // Per-function switches made once a context exists record nothing
+    // (api_select): only a start at cuInit comes before every context.
+    let selected = match trigger {
+        Trigger::Injection if !cfg.all_api => api_select::enable_kept(&s.api),
+        _ => None,
+    };
+    s.selective_api
+        .store(selected.is_some(), core::sync::atomic::Ordering::Relaxed);
     for (kind, name) in [
         (CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"),
         (CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"),
@@ -380,6 +389,14 @@ fn begin(cfg: &Config, trigger: Trigger) -> Result<Started, Failure> {
         (CUPTI_ACTIVITY_KIND_MARKER, "MARKER"),
         (CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE"),
     ] {
+        if selected.is_some()
+            && matches!(
+                kind,
+                CUPTI_ACTIVITY_KIND_RUNTIME | CUPTI_ACTIVITY_KIND_DRIVER
+            )
+        {
+            continue;
+        }
         if unsafe { (s.api.activity_enable)(kind) } != CUPTI_SUCCESS {
             failed_kinds.push(name);
         }
@@ -391,13 +408,20 @@ fn begin(cfg: &Config, trigger: Trigger) -> Result<Started, Failure> {
     Ok(Started {
         version,
         describe: format!(
-            "CUPTI {} (API {version}) from {path}, {}{}",
+            "CUPTI {} (API {version}) from {path}, {}{}{}",
             layouts.cuda_release,
             trigger.describe(),
             if s.clock.is_native() {
                 ""
             } else {
                 "; GPU times calibrated against CUPTI's clock"
+            },
+            match selected {
+                Some(n) => format!(
+                    "; API records of {} runtime and {} driver functions",
+                    n.runtime, n.driver
+                ),
+                None => String::new(),
             }
         ),
         partial,

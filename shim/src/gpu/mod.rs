@@ -2,6 +2,7 @@
 //!
 //! * [`loader`]: finding libcupti, and telling whether CUDA is in use.
 //! * [`api`]: the CUPTI functions, resolved with dlsym.
+//! * [`api_select`]: API records for the functions the analysis keeps only.
 //! * [`lifecycle`]: start (at cuInit through `InitializeInjection`, or lazily),
 //!   the exit flush with a timeout, the fork child, other CUPTI clients.
 //! * [`buffers`], [`activity`], [`decode`]: activity buffers and their records,
@@ -17,6 +18,7 @@
 
 mod activity;
 mod api;
+mod api_select;
 mod buffers;
 mod callbacks;
 mod clock;

@@ -153,6 +153,16 @@ const DRIVER_FALLBACK: &[(u32, &str)] = fallback_names![
     CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
 ];
 
+/// The callback ids of the built-in table.
+pub fn fallback_cbids(domain: u8) -> impl Iterator<Item = u32> {
+    let table = match domain {
+        api_domain::RUNTIME => RUNTIME_FALLBACK,
+        api_domain::DRIVER => DRIVER_FALLBACK,
+        _ => &[],
+    };
+    table.iter().map(|(c, _)| *c)
+}
+
 /// The function name for a callback id from the built-in table.
 pub fn fallback_name(domain: u8, cbid: u32) -> Option<&'static str> {
     let (table, prefix) = match domain {

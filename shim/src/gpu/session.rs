@@ -92,6 +92,9 @@ pub struct Counts {
     pub discarded: AtomicU64,
     /// Buffer requests declined for lack of a free buffer.
     pub declined: AtomicU64,
+    /// Kernel and API records written.
+    pub kernels: AtomicU64,
+    pub apis: AtomicU64,
 }
 
 impl Counts {
@@ -129,6 +132,8 @@ pub struct Session {
     pub contexts: Mutex<Vec<Context>>,
     /// Our subscriber holds the callback API (OOM capture works).
     pub subscribed: AtomicBool,
+    /// API records come for the kept functions only (`api_select`).
+    pub selective_api: AtomicBool,
 }
 
 impl Session {

@@ -82,6 +82,8 @@ fn steps_are_the_jobs_iterations() {
         let (r, s) = report(run);
         let steps = &r["steps"];
         let count = steps["count"].as_u64().unwrap_or(0);
+        // No autograd ops in a shim recording: the kernels say training.
+        assert_eq!(r["job"]["mode"], "training", "{run}: {}", r["job"]);
         let want = if run == "convnet-check" { 330 } else { 48 };
         assert!(
             (want - 3..want).contains(&count),

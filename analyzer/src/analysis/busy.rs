@@ -30,6 +30,8 @@ pub struct OpClassFacts {
     pub attention: AttnPart,
     /// A GEMM with 4-bit weights (`kernels::low_bit_weights`).
     pub low_bit: bool,
+    /// A backward or optimizer kernel (`kernels::training_only`).
+    pub training: bool,
 }
 
 /// No name's class yet.
@@ -40,6 +42,9 @@ const PRECISION: u8 = 0x0f;
 const ATTN_SHIFT: u8 = 4;
 /// A GEMM with 4-bit weights.
 const LOW_BIT: u8 = 1 << 6;
+/// A kernel only training runs (`kernels::training_only`). The highest code
+/// is then 0xf8: never `UNSEEN`.
+const TRAINING: u8 = 1 << 7;
 
 impl<'s> PrecisionMap<'s> {
     pub fn new(strings: &'s Strings) -> PrecisionMap<'s> {
@@ -69,6 +74,7 @@ impl<'s> PrecisionMap<'s> {
                 },
                 attention: AttnPart::None,
                 low_bit: false,
+                training: false,
             };
         }
         let c = self.code(op.name);
@@ -79,6 +85,7 @@ impl<'s> PrecisionMap<'s> {
             },
             attention: AttnPart::from_code((c >> ATTN_SHIFT) & 3),
             low_bit: c & LOW_BIT != 0,
+            training: c & TRAINING != 0,
         }
     }
 
@@ -114,7 +121,12 @@ impl<'s> PrecisionMap<'s> {
             0
         };
         let attn = (kernels::attention_part(n, &class) as u8) << ATTN_SHIFT;
-        let c = class.bucket() as u8 | attn | low_bit;
+        let training = if kernels::training_only(n) {
+            TRAINING
+        } else {
+            0
+        };
+        let c = class.bucket() as u8 | attn | low_bit | training;
         code.store(c, Ordering::Relaxed);
         c
     }
@@ -310,6 +322,8 @@ pub struct KernelMix {
     pub fused_ns: Ns,
     /// Of `fused_ns`, the FP32 kernels (SDPA's memory-efficient ones).
     pub fp32_attention_ns: Ns,
+    /// Backward and optimizer kernels (`kernels::training_only`).
+    pub training_ns: Ns,
     pub softmax_ns: Ns,
     /// Softmax time per kernel name id (all of it), for the evidence.
     pub softmax_by_name: Vec<(StrId, Ns)>,
@@ -366,6 +380,9 @@ impl PrecisionBusy {
         }
         if facts.low_bit {
             self.mix.low_bit_gemm_ns += b - a;
+        }
+        if facts.training {
+            self.mix.training_ns += b - a;
         }
         let p = class as usize;
         match &mut self.cur[p] {

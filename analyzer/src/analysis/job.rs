@@ -7,12 +7,13 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::model::Timeline;
+use crate::model::{Ns, Timeline};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// Backward (autograd) ops or optimizer steps.
+    /// Backward (autograd) ops or optimizer steps, or where the trace has
+    /// no framework ops, backward or optimizer kernels.
     Training,
     /// Framework ops but neither backward ops nor optimizer steps, or a serving engine.
     Inference,
@@ -26,6 +27,9 @@ pub struct JobContext {
     pub mode: Mode,
     pub backward_ops: bool,
     pub optimizer_steps: bool,
+    /// Backward or optimizer kernels (`kernels::training_only`), looked for
+    /// where no framework op tells.
+    pub backward_kernels: bool,
     /// "vLLM", "SGLang" or "TGI".
     pub serving_engine: Option<&'static str>,
     /// CUDA/HIP graph capture or instantiation calls.
@@ -42,6 +46,16 @@ pub struct JobContext {
 impl JobContext {
     pub fn inference(&self) -> bool {
         self.mode == Mode::Inference
+    }
+
+    /// A trace without framework ops (a shim recording) is training when
+    /// its kernels are: at least 0.5% of kernel time in backward or
+    /// optimizer kernels.
+    pub fn from_kernels(&mut self, training_ns: Ns, kernel_ns: Ns) {
+        if self.mode == Mode::Unknown && training_ns > 0 && training_ns * 200 >= kernel_ns {
+            self.backward_kernels = true;
+            self.mode = Mode::Training;
+        }
     }
 
     /// Whether the job uses graphs already (CUDA graphs advice is moot).
@@ -259,5 +273,23 @@ mod tests {
         ));
         assert_eq!(a.serving_engine, Some("SGLang"));
         assert_eq!(b.serving_engine, Some("SGLang"));
+    }
+
+    /// Without framework ops, backward or optimizer kernels make a job
+    /// training from half a percent of kernel time; a stray one does not,
+    /// and framework ops keep their word.
+    #[test]
+    fn kernels_tell_training_where_ops_do_not() {
+        let mut j = JobContext::default();
+        j.from_kernels(4, 1000);
+        assert_eq!(j.mode, Mode::Unknown);
+        j.from_kernels(5, 1000);
+        assert_eq!((j.mode, j.backward_kernels), (Mode::Training, true));
+        let mut inference = JobContext {
+            mode: Mode::Inference,
+            ..JobContext::default()
+        };
+        inference.from_kernels(500, 1000);
+        assert_eq!(inference.mode, Mode::Inference);
     }
 }

@@ -53,7 +53,7 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     };
     // The correlation index and the steps, next to the lookups that need
     // neither.
-    let ((corr, mut startup, mut steps), (lookups, job)) = rayon::join(
+    let ((corr, mut startup, mut steps), (lookups, mut job)) = rayon::join(
         || {
             // Start-up's passes over the spans and ops need no index.
             let (corr, scan) =
@@ -113,6 +113,12 @@ pub fn diagnose(tl: &Timeline) -> Diagnosis {
     );
     cx.offload = mem.offload.clone();
     lap("mem+launchers");
+    if job.mode == job::Mode::Unknown {
+        let (training, kernels) = per_gpu.iter().flatten().fold((0, 0), |(t, k), g| {
+            (t + g.3.training_ns, k + g.1.iter().map(|x| x.1).sum::<Ns>())
+        });
+        job.from_kernels(training, kernels);
+    }
     let mut devices = Vec::new();
     let mut primary = None;
     for (gi, g) in tl.gpus.iter().enumerate() {

@@ -179,6 +179,29 @@ pub fn attention_part(name: &str, class: &KernelClass) -> AttnPart {
     AttnPart::Softmax
 }
 
+/// Whether only training runs this kernel: a backward pass (PyTorch's
+/// `*Backward*` and `*_backward_*` kernels, FlashAttention's `_bwd`, SDPA's
+/// `fmha_cutlassB`, cuDNN's `bprop`, `dgrad` and `wgrad` convolutions) or an
+/// optimizer step (`multi_tensor_apply` of the foreach/fused optimizers,
+/// Adam/SGD kernels). A shim recording has no autograd ops to say training;
+/// its kernels do.
+pub fn training_only(name: &str) -> bool {
+    const TAGS: [&str; 10] = [
+        "backward",
+        "_bwd",
+        "bwd_",
+        "cutlassb_",
+        "bprop",
+        "dgrad",
+        "wgrad",
+        "multi_tensor_apply",
+        "adam",
+        "sgd_",
+    ];
+    let n = name.to_ascii_lowercase();
+    TAGS.iter().any(|t| n.contains(t))
+}
+
 /// Classifies one kernel name.
 pub fn classify(name: &str) -> KernelClass {
     let n = name.to_ascii_lowercase();

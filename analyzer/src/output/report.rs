@@ -683,8 +683,14 @@ fn lead_in_note(l: &crate::analysis::lead_in::LeadIn) -> String {
     )
 }
 
-/// Notes on the step markers that gave no step.
+/// Notes on the step markers that gave no step (steps found in the GPU
+/// work start at the repeating kernel's launches, not at markers).
 fn step_notes(s: &Steps) -> Vec<String> {
+    let what = if s.source == StepSource::Detected {
+        "step"
+    } else {
+        "step marker"
+    };
     let mut out = Vec::new();
     for (reason, say) in [
         (
@@ -704,10 +710,7 @@ fn step_notes(s: &Steps) -> Vec<String> {
         }
         out.push(match reason {
             "truncated-first" | "truncated-last" => format!("{say}; it was dropped"),
-            _ => format!(
-                "{n} step marker{} {say} dropped",
-                if n == 1 { "" } else { "s" }
-            ),
+            _ => format!("{n} {what}{} {say} dropped", if n == 1 { "" } else { "s" }),
         });
     }
     out

@@ -136,6 +136,16 @@ fn bar(pct: f64, width: usize) -> String {
     format!("{}{}", "█".repeat(filled), "░".repeat(width - filled))
 }
 
+/// A kernel's own name without its namespaces (`at::native::cunn_SoftMaxForward`
+/// is `cunn_SoftMaxForward`): what a short label has room for.
+fn unqualified(name: &str) -> &str {
+    let head = name.find(['<', '(']).unwrap_or(name.len());
+    match name[..head].rfind("::") {
+        Some(i) => &name[i + 2..],
+        None => name,
+    }
+}
+
 fn cut(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -296,32 +306,40 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
     for n in &procs.gpu_capture {
         wrap(&mut o, "note: ", n);
     }
-    let steps = if r.steps.count > 0 {
-        let by = match r.steps.source {
-            "nvtx" | "detected" if !r.steps.marked_by.is_empty() => format!(
-                " [by {}]",
-                cut(
-                    &crate::analysis::kernels::short_name(&r.steps.marked_by, 60),
-                    24
-                )
-            ),
-            _ => String::new(),
-        };
-        format!(
-            "steps {}{by}, mean {} (median {}, p90 {}){}",
-            r.steps.count,
-            dur(r.steps.mean_ns),
-            dur(r.steps.median_ns),
-            dur(r.steps.p90_ns),
-            if r.steps.outliers.is_empty() {
-                String::new()
-            } else {
-                format!(", {} slow", r.steps.outliers.len())
-            }
-        )
-    } else {
-        "no steps found".into()
+    // With what marked the steps where the line has room for it.
+    let steps_line = |labelled: bool| {
+        if r.steps.count > 0 {
+            let by = match r.steps.source {
+                _ if !labelled => String::new(),
+                "nvtx" | "detected" if !r.steps.marked_by.is_empty() => format!(
+                    " [by {}]",
+                    cut(
+                        unqualified(&crate::analysis::kernels::short_name(
+                            &r.steps.marked_by,
+                            60
+                        )),
+                        24
+                    )
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "steps {}{by}, mean {} (median {}, p90 {}){}",
+                r.steps.count,
+                dur(r.steps.mean_ns),
+                dur(r.steps.median_ns),
+                dur(r.steps.p90_ns),
+                if r.steps.outliers.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} slow", r.steps.outliers.len())
+                }
+            )
+        } else {
+            "no steps found".into()
+        }
     };
+    let (steps, steps_plain) = (steps_line(true), steps_line(false));
     if let Some(s) = &r.startup {
         let what: Vec<String> = s
             .items
@@ -346,14 +364,20 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
     }
     for d in &r.devices {
         let idle = r.idle_pct(d);
-        let line = format!(
-            "GPU {} busy {:>3.0}% {}   idle {:.0}%   {steps}",
-            cut(&d.id, 8),
-            100.0 - idle,
-            bar(100.0 - idle, 20),
-            idle
-        );
-        let _ = writeln!(o, "{}", cut(&line, WIDTH));
+        let line = |steps: &str| {
+            format!(
+                "GPU {} busy {:>3.0}% {}   idle {:.0}%   {steps}",
+                cut(&d.id, 8),
+                100.0 - idle,
+                bar(100.0 - idle, 20),
+                idle
+            )
+        };
+        let mut text = line(&steps);
+        if text.chars().count() > WIDTH {
+            text = line(&steps_plain);
+        }
+        let _ = writeln!(o, "{}", cut(&text, WIDTH));
         for (c, v) in d.idle_causes().iter().take(5) {
             let pct = 100.0 * *v as f64 / r.wall_ns.max(1) as f64;
             if pct < 0.5 {

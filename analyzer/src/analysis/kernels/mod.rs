@@ -430,7 +430,10 @@ fn ck_mangled(name: &str) -> Precision {
 /// says nothing without it).
 pub fn short_name(name: &str, max: usize) -> String {
     let s = if name.starts_with("_Z") {
-        demangle_prefix(name).unwrap_or_else(|| name.to_string())
+        demangle_prefix(name).map_or_else(
+            || name.to_string(),
+            |d| d.replace("(anonymous namespace)::", ""),
+        )
     } else {
         elide(name)
     };

@@ -15,7 +15,9 @@
 #   LIBSTALLSCOPE_SO  the shim (default: libstallscope.so beside STALLSCOPE)
 # env: PYTHON (default python3), STEPS (default 300), KEEP=1 keeps the work dir,
 #      PAIRS (default 3): more runs without and with the shim, alternating, for
-#      the overhead ratio (a shared machine's speed drifts between runs).
+#      the overhead ratio (a shared machine's speed drifts between runs); each
+#      pair also runs the shim with STALLSCOPE_ALL_API=1 (CUPTI records every
+#      CUDA call), to show what recording the kept calls only saves.
 # exit: 0 pass, 1 a check failed, 2 cannot run here.
 set -euo pipefail
 
@@ -87,6 +89,8 @@ for k in $(seq "${PAIRS:-3}"); do
     run "plain-$k" 90 "$py" "$here/train.py" --mode plain --out "$work/plain-$k.json" "${train[@]}"
     run "stallscope-$k" 120 "$bin" record -o "$work/rec-$k" -- \
         "$py" "$here/train.py" --mode traced --out "$work/traced-$k.json" "${train[@]}"
+    STALLSCOPE_ALL_API=1 run "stallscope-all-api-$k" 120 "$bin" record -o "$work/rec-all-$k" -- \
+        "$py" "$here/train.py" --mode traced --out "$work/traced-all-$k.json" "${train[@]}"
 done
 
 echo "== stallscope dump"

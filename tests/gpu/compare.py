@@ -169,14 +169,15 @@ def main(argv):
     print(f"  overhead ratio (stallscope / none): {ratio:.3f} mean, {ratio_med:.3f} median")
     # The alternating pairs check.sh ran beside these (plain-K / traced-K).
     work = os.path.dirname(os.path.abspath(argv[2]))
-    pairs = []
+    pairs, all_api = [], []
     for k in range(1, 100):
-        a, b = (os.path.join(work, f"{m}-{k}.json") for m in ("plain", "traced"))
+        a, b, c = (os.path.join(work, f"{m}-{k}.json") for m in ("plain", "traced", "traced-all"))
         if not (os.path.exists(a) and os.path.exists(b)):
             break
-        with open(a) as fa, open(b) as fb:
-            pa, pb = json.load(fa), json.load(fb)
+        pa, pb = load(a), load(b)
         pairs.append((pa["step_ms_median"], pb["step_ms_median"]))
+        if os.path.exists(c):
+            all_api.append(load(c)["step_ms_median"] / pa["step_ms_median"])
     if pairs:
         ratios = [b / a for a, b in [(plain["step_ms_median"], traced["step_ms_median"])] + pairs]
         print("  alternating runs (median step, ms, without / with): "
@@ -184,6 +185,9 @@ def main(argv):
         ratio = statistics.median(ratios)
         print(f"  overhead ratio, median of {len(ratios)} pairs' median steps: {ratio:.3f}"
               f" (pairs {min(ratios):.3f}-{max(ratios):.3f})")
+    if all_api:
+        print(f"  with STALLSCOPE_ALL_API=1 (every CUDA call recorded): {statistics.median(all_api):.3f}"
+              f" (runs {min(all_api):.3f}-{max(all_api):.3f})")
     if ratio > 1.05:
         print("  WARN: overhead above 1.05")
 

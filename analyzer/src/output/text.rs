@@ -306,11 +306,12 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
     for n in &procs.gpu_capture {
         wrap(&mut o, "note: ", n);
     }
-    // With what marked the steps where the line has room for it.
-    let steps_line = |labelled: bool| {
+    // With what marked the steps, then the median and p90, where the line
+    // has room for them (`detail` 2, 1, 0).
+    let steps_line = |detail: u8| {
         if r.steps.count > 0 {
             let by = match r.steps.source {
-                _ if !labelled => String::new(),
+                _ if detail < 2 => String::new(),
                 "nvtx" | "detected" if !r.steps.marked_by.is_empty() => format!(
                     " [by {}]",
                     cut(
@@ -323,12 +324,19 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
                 ),
                 _ => String::new(),
             };
+            let spread = if detail > 0 {
+                format!(
+                    " (median {}, p90 {})",
+                    dur(r.steps.median_ns),
+                    dur(r.steps.p90_ns)
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "steps {}{by}, mean {} (median {}, p90 {}){}",
+                "steps {}{by}, mean {}{spread}{}",
                 r.steps.count,
                 dur(r.steps.mean_ns),
-                dur(r.steps.median_ns),
-                dur(r.steps.p90_ns),
                 if r.steps.outliers.is_empty() {
                     String::new()
                 } else {
@@ -339,7 +347,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             "no steps found".into()
         }
     };
-    let (steps, steps_plain) = (steps_line(true), steps_line(false));
+    let steps = [steps_line(2), steps_line(1), steps_line(0)];
     if let Some(s) = &r.startup {
         let what: Vec<String> = s
             .items
@@ -373,10 +381,11 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
                 idle
             )
         };
-        let mut text = line(&steps);
-        if text.chars().count() > WIDTH {
-            text = line(&steps_plain);
-        }
+        let text = steps
+            .iter()
+            .map(|s| line(s))
+            .find(|l| l.chars().count() <= WIDTH)
+            .unwrap_or_else(|| line(&steps[2]));
         let _ = writeln!(o, "{}", cut(&text, WIDTH));
         for (c, v) in d.idle_causes().iter().take(5) {
             let pct = 100.0 * *v as f64 / r.wall_ns.max(1) as f64;

@@ -790,16 +790,9 @@ fn fp8_finding(i: &Inputs, wall: Ns, mean_step: Ns) -> Option<Finding> {
 }
 
 fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns, paired: bool) -> Option<(Finding, bool)> {
-    let get = |p: Precision| {
-        i.busy_by_precision
-            .iter()
-            .find(|x| x.0 == p)
-            .map_or(0, |x| x.1)
-    };
     let t = Fp32Time::of(i.busy_by_precision, i.mix);
-    let (fp32, tf32) = (get(Precision::Fp32), get(Precision::Tf32));
     let kernels: Ns = i.busy_by_precision.iter().map(|x| x.1).sum();
-    if fp32 + tf32 == 0 || kernels == 0 {
+    if t.total() == 0 || kernels == 0 {
         return None;
     }
     let cc = i.gpu;
@@ -813,7 +806,7 @@ fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns, paired: bool) -> Optio
     // The GEMM time saved, directly.
     let direct = ((t.gemm as f64) * (1.0 - 1.0 / s32)
         + (t.attention as f64) * (1.0 - 1.0 / s_attention)
-        + (tf32 as f64) * (1.0 - 1.0 / s_tf))
+        + (t.tf32 as f64) * (1.0 - 1.0 / s_tf))
         / wall as f64;
     let ratio = match i.replays {
         Some(r) if i.att.launcher.is_some() => r.ratio(Fix::Precision),
@@ -821,8 +814,8 @@ fn precision_finding(i: &Inputs, wall: Ns, mean_step: Ns, paired: bool) -> Optio
         _ => 1.0 - direct,
     };
     let (saving, after) = estimate(ratio, wall, mean_step);
-    let share = 100.0 * (fp32 + tf32) as f64 / wall as f64;
-    if !counts(fp32 + tf32, wall) {
+    let share = 100.0 * t.total() as f64 / wall as f64;
+    if !counts(t.total(), wall) {
         return None;
     }
     let (evidence, fix, kernels) = advice::precision(i, &t, kernels);

@@ -376,8 +376,7 @@ fn begin(cfg: &Config, trigger: Trigger) -> Result<Started, Failure> {
         Trigger::Injection if !cfg.all_api => api_select::enable_kept(&s.api),
         _ => None,
     };
-    s.selective_api
-        .store(selected.is_some(), core::sync::atomic::Ordering::Relaxed);
+    s.selective_api.store(selected.is_some(), Ordering::Relaxed);
     for (kind, name) in [
         (CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"),
         (CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"),

@@ -9,7 +9,11 @@
 //! (`cuptiActivityEnableRuntimeApi` / `cuptiActivityEnableDriverApi`,
 //! cupti_activity.h); with them only the kept functions ([`names::kept`]) are
 //! recorded. Older libraries, or one that refuses, get the whole kinds, and
-//! the buffer thread drops the rest as before.
+//! the buffer thread drops the rest as before. On an H200 (CUPTI 13.0) this
+//! kept every kernel tied to its launch; the step time of a host-bound loop
+//! did not measurably change (CUPTI's kernel tracing costs more), but the
+//! buffer thread no longer reads and drops those records on a core the job
+//! may need.
 //!
 //! The switches work only when made before the first context exists: one
 //! made later, with its kind off, is accepted and records nothing (observed

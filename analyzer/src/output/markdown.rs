@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::report::Report;
-use super::text::{bytes, dur};
+use super::text::{bytes, dur, dur_step};
 use crate::analysis::ranks::RankComparison;
 
 fn cell(s: &str) -> String {
@@ -32,8 +32,8 @@ pub fn render(r: &Report) -> String {
             o,
             "Steps: {} (median {}, p90 {})\n",
             r.steps.count,
-            dur(r.steps.median_ns),
-            dur(r.steps.p90_ns)
+            dur_step(r.steps.median_ns),
+            dur_step(r.steps.p90_ns)
         );
     }
     if !r.devices.is_empty() {
@@ -75,7 +75,7 @@ pub fn render(r: &Report) -> String {
                 label,
                 f.share_pct,
                 100.0 * f.est_saving_ns as f64 / r.wall_ns.max(1) as f64,
-                dur(f.est_step_ns_after),
+                dur_step(f.est_step_ns_after),
                 cell(&f.fix)
             );
         }
@@ -199,7 +199,7 @@ pub fn render_ranks(reports: &[Report], cmp: &RankComparison) -> String {
             s.rank,
             r.steps.count,
             if r.steps.count > 0 {
-                dur(r.steps.median_ns)
+                dur_step(r.steps.median_ns)
             } else {
                 "-".into()
             }

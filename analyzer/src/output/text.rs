@@ -29,6 +29,20 @@ pub fn dur(ns: i64) -> String {
     if ns < 0 { format!("-{s}") } else { s }
 }
 
+/// [`dur`] with a decimal below ten of a unit, for steps: what-ifs on short steps
+/// read "step 3.4 ms -> 3.1 ms", not "3 ms -> 3 ms" beside a saving of 8%.
+pub fn dur_step(ns: i64) -> String {
+    let a = ns.unsigned_abs() as f64;
+    let s = if (1e6..1e7).contains(&a) {
+        format!("{:.1} ms", a / 1e6)
+    } else if (1e3..1e4).contains(&a) {
+        format!("{:.1} µs", a / 1e3)
+    } else {
+        return dur(ns);
+    };
+    if ns < 0 { format!("-{s}") } else { s }
+}
+
 /// `s` with control characters (C0, DEL, C1) escaped as Rust does (`\u{1b}`),
 /// as `stallscope dump` prints them.
 pub fn escape_controls(s: &str) -> String {
@@ -226,12 +240,16 @@ pub fn no_findings_line(r: &Report) -> Option<String> {
 /// saving in percent of the window.
 fn before_after(r: &Report, step_after: i64, saving_ns: i64) -> (String, f64) {
     let step = if r.steps.count > 0 {
-        format!("step {} -> {}", dur(r.steps.mean_ns), dur(step_after))
+        format!(
+            "step {} -> {}",
+            dur_step(r.steps.mean_ns),
+            dur_step(step_after)
+        )
     } else {
         format!(
             "window {} -> {}",
-            dur(r.wall_ns),
-            dur(r.wall_ns - saving_ns)
+            dur_step(r.wall_ns),
+            dur_step(r.wall_ns - saving_ns)
         )
     };
     (step, 100.0 * saving_ns as f64 / r.wall_ns.max(1) as f64)
@@ -327,8 +345,8 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             let spread = if detail > 0 {
                 format!(
                     " (median {}, p90 {})",
-                    dur(r.steps.median_ns),
-                    dur(r.steps.p90_ns)
+                    dur_step(r.steps.median_ns),
+                    dur_step(r.steps.p90_ns)
                 )
             } else {
                 String::new()
@@ -336,7 +354,7 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
             format!(
                 "steps {}{by}, mean {}{spread}{}",
                 r.steps.count,
-                dur(r.steps.mean_ns),
+                dur_step(r.steps.mean_ns),
                 if r.steps.outliers.is_empty() {
                     String::new()
                 } else {
@@ -998,7 +1016,7 @@ mod tests {
         let line = no_fix_line(&r, &idle);
         assert_eq!(
             line,
-            "No fix saves 0.5% alone; the 2 minor ones together: window 1 ms -> 991 µs, saves 0.9%."
+            "No fix saves 0.5% alone; the 2 minor ones together: window 1.0 ms -> 991 µs, saves 0.9%."
         );
         assert!(line.chars().count() <= WIDTH, "{line}");
     }

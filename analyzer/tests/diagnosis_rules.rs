@@ -629,6 +629,66 @@ fn fp32_gemm_time_gives_a_precision_finding_with_its_assumption() {
     assert!(f.est_step_ns_after < 4 * MS, "{}", f.est_step_ns_after);
 }
 
+/// Five GPU-bound steps on an H100: a GEMM of `gemm` then SDPA's FP32
+/// memory-efficient attention (FP32 q, k, v) of `attention`.
+fn gemm_then_fp32_attention(gemm: (&str, Ns), attention: Ns) -> Diagnosis {
+    let sdpa = "fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, \
+                cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)";
+    let mut b = B::new();
+    let mut t = 0;
+    for i in 0..5 {
+        let s0 = t;
+        b.launch(t, t + 10 * US, gemm.1, gemm.0, 7);
+        b.launch(t + 6 * US, t + 10 * US + gemm.1, attention, sdpa, 7);
+        let end = t + 10 * US + gemm.1 + attention;
+        b.sync(t + 20 * US, end);
+        t = end + 10 * US;
+        b.step(i, s0, t);
+    }
+    b.done().1
+}
+
+/// TF32 matmuls do not reach SDPA's FP32 kernels. Where those outweigh the
+/// FP32 GEMMs (attention called on FP32 inputs beside BF16 GEMMs), the fix
+/// is BF16 autocast with attention inside it, and the what-if moves
+/// attention; advising TF32 there saved nothing. Where the FP32 GEMMs
+/// weigh more, TF32 stays the first step and attention keeps its time.
+#[test]
+fn fp32_attention_that_outweighs_the_fp32_gemms_is_advised_autocast() {
+    let d = gemm_then_fp32_attention(("sm90_xmma_gemm_bf16bf16", 4 * MS), 6 * MS);
+    assert_eq!(top(&d), "precision/fp32");
+    let f = &d.findings[0];
+    assert!(
+        f.fix.contains("torch.bfloat16") && f.fix.contains("attention inside it"),
+        "{}",
+        f.fix
+    );
+    assert!(!f.fix.starts_with("smallest step"), "{}", f.fix);
+    assert!(f.assumption.contains("attention moves"), "{}", f.assumption);
+    // 4 ms + 6 ms / 5.5 and the launch gaps.
+    assert!(
+        (5 * MS..6 * MS).contains(&f.est_step_ns_after),
+        "{}",
+        f.est_step_ns_after
+    );
+
+    let d = gemm_then_fp32_attention(("ampere_sgemm_128x64_nn", 6 * MS), 4 * MS);
+    let f = &d.findings[0];
+    assert_eq!(format!("{}/{}", f.cause, f.sub_cause), "precision/fp32");
+    assert!(
+        f.fix.contains("set_float32_matmul_precision(\"high\")"),
+        "{}",
+        f.fix
+    );
+    assert!(f.assumption.contains("keep their time"), "{}", f.assumption);
+    // 6 ms / 5.5 + 4 ms.
+    assert!(
+        (5 * MS..6 * MS).contains(&f.est_step_ns_after),
+        "{}",
+        f.est_step_ns_after
+    );
+}
+
 /// A GPU-bound FP32 loop whose host runs `depth` launches ahead: once that
 /// many are pending, each launch call blocks until an earlier kernel ends
 /// (CUDA holds about 1024; 1022 were pending on an H200 when such calls

@@ -641,7 +641,8 @@ pub fn precision(i: &Inputs, t: &Fp32Time, kernels: Ns) -> (String, String, Vec<
         pct(bf16),
         arch.name(),
     );
-    let fix = precision::fix(t.from(), arch, i.job.inference())
+    let fix = t
+        .fix(arch, i.job.inference())
         .map(|f| f.fix)
         .unwrap_or_else(|| "no faster matrix math on this GPU for these kernels".to_string());
     (evidence, fix, top)

@@ -623,14 +623,21 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
         Fix::Precision => {
             let t = Fp32Time::of(i.busy_by_precision, i.mix);
             let mut why: Vec<String> = Vec::new();
+            let arch = Arch::of(i.gpu);
             for p in [Precision::Fp32, Precision::Tf32] {
                 let gemm = if p == Precision::Fp32 { t.gemm } else { t.tf32 };
-                if gemm > 0 {
+                if gemm > 0 && p == Precision::Fp32 && t.autocast_first(arch) {
+                    why.push(format!(
+                        "FP32 GEMMs ~{}x, as TF32 would give (BF16 autocast gives more; they \
+                         are the lesser part of the FP32 time here)",
+                        bf16_speedup(p, i.gpu).0
+                    ));
+                } else if gemm > 0 {
                     why.push(bf16_speedup(p, i.gpu).1);
                 }
             }
             if t.attention > 0 {
-                why.push(if t.attention_stays(Arch::of(i.gpu)) {
+                why.push(if t.attention_stays(arch) {
                     "FP32 attention kernels (SDPA's memory-efficient ones) keep their time: \
                      TF32 does not reach them"
                         .to_string()

@@ -78,7 +78,37 @@ impl Fp32Time {
     /// Whether FP32 attention keeps its time under the fix advised on
     /// `arch`: TF32 matmuls do not reach it; a 16-bit autocast does.
     pub fn attention_stays(&self, arch: Arch) -> bool {
-        self.from() == Precision::Fp32 && tf32_first(arch)
+        self.from() == Precision::Fp32 && tf32_first(arch) && !self.autocast_first(arch)
+    }
+
+    /// Whether the fix skips the TF32 step where TF32 comes first: that
+    /// step reaches the FP32 GEMMs only, and here FP32 attention (SDPA on
+    /// FP32 inputs, outside autocast) outweighs them, so the fix is a
+    /// 16-bit autocast with attention inside it. Advising TF32 there would
+    /// leave most of the FP32 time where it is.
+    pub fn autocast_first(&self, arch: Arch) -> bool {
+        self.from() == Precision::Fp32 && tf32_first(arch) && self.attention > self.gemm
+    }
+
+    /// The advised move on `arch` (see [`fix`]), from where this time
+    /// starts.
+    pub fn fix(&self, arch: Arch, inference: bool) -> Option<PrecisionFix> {
+        if !self.autocast_first(arch) {
+            return fix(self.from(), arch, inference);
+        }
+        // The GEMMs keep the TF32 step's ratio (BF16 gives more: they are
+        // the lesser part here); the text is BF16 autocast's, as BF16 is
+        // there on every TF32-first architecture.
+        let first = fix(Precision::Fp32, arch, inference)?;
+        let autocast = fix(Precision::Tf32, arch, inference)?.fix;
+        Some(PrecisionFix {
+            fix: format!(
+                "{autocast}, with attention inside it: scaled_dot_product_attention on FP32 \
+                 q, k, v runs its FP32 kernels, which TF32 matmuls \
+                 (set_float32_matmul_precision) do not reach"
+            ),
+            ..first
+        })
     }
 }
 
@@ -261,6 +291,16 @@ mod tests {
         assert!(!fp32_job.attention_stays(Arch::Volta) && !fp32_job.attention_stays(Arch::Cdna3));
         // Sums of overlapping kernels never exceed the union.
         assert_eq!(Fp32Time::of(&[(Precision::Fp32, 5)], &mix(9)).gemm, 0);
+        // FP32 attention beside BF16 GEMMs: TF32 would reach nothing.
+        let sdpa_only = Fp32Time::of(&[(Precision::Fp32, 30), (Precision::Bf16, 70)], &mix(30));
+        assert!(sdpa_only.autocast_first(Arch::Hopper) && !sdpa_only.attention_stays(Arch::Hopper));
+        let f = sdpa_only.fix(Arch::Hopper, false).unwrap().fix;
+        assert!(
+            f.contains("torch.bfloat16") && !f.starts_with("smallest step"),
+            "{f}"
+        );
+        assert!(!fp32_job.autocast_first(Arch::Hopper));
+        assert!(!sdpa_only.autocast_first(Arch::Volta) && !tf32_job.autocast_first(Arch::Hopper));
     }
 
     #[test]

@@ -595,6 +595,24 @@ fn replays_match_the_reference() {
             assert_eq!(fast.run(c, &marks), want, "seed {seed} change {k}");
             assert_eq!(all[k], want, "seed {seed} change {k} (all lanes)");
         }
+        // Batches that come no later than recorded delay no mark: what the
+        // loop launched while it waited still goes out when the wait began
+        // (the batch came at the wait's start once, and a 24 ms kernel
+        // launched just before it waited for the batch).
+        let base = fast.run(&Change::none(), &marks);
+        let clocked = fast.run(
+            &Change {
+                batches: Some(clock),
+                ..Change::none()
+            },
+            &marks,
+        );
+        for (i, (a, b)) in clocked.0.iter().zip(&base.0).enumerate() {
+            assert!(
+                a <= b,
+                "seed {seed} mark {i}: {a} with the batch clock, {b} without"
+            );
+        }
     }
     // The cases do exercise cross-stream dependencies.
     assert!(deps > 50, "{deps} dependencies");

@@ -222,10 +222,11 @@ pub fn build(i: &Inputs) -> Built {
         let floor = 1.0 - cap as f64 / wall as f64;
         // Never below what one of the findings saves: the ranking must not
         // read more than the whole. (The cap's terms are the findings' own
-        // caps. The replay of every fix can also come out above one fix's:
-        // on a generated timeline, the data fix's batch clock with the
-        // attention fix replayed 0.54 of the step, attention alone 0.35;
-        // which lane step does that is not found yet.)
+        // caps. And the replay of every fix once came out above one fix's,
+        // 0.54 of the step against 0.35 for fused attention alone on a
+        // generated timeline: the data fix's batch came at the start of the
+        // wait, holding back a kernel the loop launched while it waited.
+        // The lanes now bring it at the wait's end; this stays the guard.)
         let best = findings
             .iter()
             .chain(&minor)

@@ -775,6 +775,7 @@ impl Replay {
         };
         for s in &self.segs {
             let len = (s.end - s.start).max(1) as f64;
+            let mut arrive = Ns::MIN;
             let new_batch = s.act == Act::Data && s.start > last_data_end + BATCH_RUN_GAP_NS;
             // A profiler's DataLoader range holds what a ready batch costs
             // (the median range, capped): waiting is what is past that.
@@ -830,8 +831,9 @@ impl Replay {
                     _ => (ready + b.period_ns).max(h - b.queue as Ns * b.period_ns),
                 };
                 batches_seen += 1;
+                // At the end of the wait: launches during it go out first.
                 if batch_lane {
-                    h = h.max(ready.min(cap));
+                    arrive = ready.min(cap);
                 }
             }
             let seg_start_new = h;
@@ -875,7 +877,7 @@ impl Replay {
             if s.act == Act::Data {
                 last_data_end = s.end;
             }
-            h = if let Some(per) = compress {
+            let left = if let Some(per) = compress {
                 let len = (s.end - s.start).max(1);
                 seg_start_new + cur + squeeze((len - last_dt).max(0), per)
             } else if s.act == Act::Sync && !removed {
@@ -885,6 +887,7 @@ impl Replay {
             } else {
                 h + (len * scale) as Ns
             };
+            h = left.max(arrive);
         }
         // Marks past the last segment come before the ops launched after
         // the window; the last one is when the GPU is done.

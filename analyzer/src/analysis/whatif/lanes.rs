@@ -188,6 +188,10 @@ struct LaneState {
     drain: bool,
     /// When the batch clock's last batch was ready.
     ready: Ns,
+    /// When the batch of the current data segment arrives, in a lane whose
+    /// batch clock replaces the wait (else `Ns::MIN`): the host leaves the
+    /// segment no earlier.
+    arrive: Ns,
 }
 
 impl LaneState {
@@ -273,6 +277,7 @@ impl Group {
             cur: 0,
             drain: false,
             ready: NO_BATCH_YET,
+            arrive: Ns::MIN,
         };
         Group {
             any_speed: changes.iter().any(|c| !c.speed_identity || c.drop_softmax),
@@ -437,8 +442,10 @@ impl Group {
                     // `queue` batches ahead.
                     (st.ready + b.period_ns).max(st.h - b.queue as Ns * b.period_ns)
                 };
+                // The batch comes at the end of the wait: what the loop
+                // launched while waiting still goes out at its start.
                 if batch_lane {
-                    st.h = st.h.max(st.ready.min(cap));
+                    st.arrive = st.ready.min(cap);
                 }
             }
             st.seg_start = st.h;
@@ -456,7 +463,7 @@ impl Group {
         }
         let anchored = batch_waited(s, self.ranges);
         for st in &mut self.state {
-            st.h = if let Some(per) = st.compress {
+            let h = if let Some(per) = st.compress {
                 st.compressed(len, per, true)
             } else if s.act == Act::Sync && !st.removed {
                 // Waits for everything launched so far, no longer.
@@ -471,6 +478,8 @@ impl Group {
             } else {
                 st.h + (len as f64 * st.scale) as Ns
             };
+            st.h = h.max(st.arrive);
+            st.arrive = Ns::MIN;
         }
     }
 

@@ -790,7 +790,6 @@ fn with_masked(i: &Inputs, evidence: String, alone: f64, masked: Option<Masked>)
     }
 }
 
-/// The wait for peers inside communication kernels, estimated on this rank.
 /// The collectives' estimated wait for peers in the window, where the
 /// replay found some (`Replays::full`).
 fn comm_wait(i: &Inputs) -> Option<Ns> {
@@ -806,6 +805,8 @@ fn comm_wait(i: &Inputs) -> Option<Ns> {
     Some(comm_wait_total(i.cx, i.gpu))
 }
 
+/// The wait for peers inside communication kernels (`wait`, from
+/// [`comm_wait`]), estimated on this rank.
 fn comm_finding(i: &Inputs, wait: Option<Ns>, wall: Ns, mean_step: Ns) -> Option<Finding> {
     let wait = wait?;
     let share = 100.0 * wait as f64 / wall as f64;

@@ -90,8 +90,8 @@ impl Fp32Time {
         self.from() == Precision::Fp32 && tf32_first(arch) && self.attention > self.gemm
     }
 
-    /// The advised move on `arch` (see [`fix`]), from where this time
-    /// starts.
+    /// The advised move on `arch` for this time: the module's `fix` from
+    /// where it starts, but BF16 autocast where [`Self::autocast_first`].
     pub fn fix(&self, arch: Arch, inference: bool) -> Option<PrecisionFix> {
         if !self.autocast_first(arch) {
             return fix(self.from(), arch, inference);

@@ -142,7 +142,7 @@ fn check_streams_trace(rec: &Path, report_path: &Path, version: &str, how: &str,
     );
     let dropped_note = recs.iter().any(|r| {
         r.to_string()
-            .contains("the analysis does not use were not kept")
+            .contains("of functions the analysis does not use")
     });
     assert_eq!(dropped_note, !selective, "{ctx}");
     assert!(

@@ -252,6 +252,8 @@ pub fn summary(s: &Session) -> Option<String> {
         get(&c.declined),
     );
     let mut parts = Vec::new();
+    // "1 record was", "2 records were".
+    let plural = |n: u64| if n == 1 { ("", "was") } else { ("s", "were") };
     if get(&c.kernels) > 0 && get(&c.apis) == 0 && s.selective_api.load(Ordering::Relaxed) {
         parts.push(format!(
             "this libcupti recorded {} kernels but none of the CUDA calls switched on one by one \
@@ -263,22 +265,32 @@ pub fn summary(s: &Session) -> Option<String> {
     }
     if f > 0 {
         parts.push(format!(
-            "{f} CUDA API records of functions the analysis does not use were not kept"
+            "{f} CUDA API record{} of functions the analysis does not use {} not kept",
+            plural(f).0,
+            plural(f).1
         ));
     }
     if i > 0 {
         parts.push(format!(
-            "{i} incomplete GPU records (no timestamps) were skipped"
+            "{i} incomplete GPU record{} (no timestamps) {} skipped",
+            plural(i).0,
+            plural(i).1
         ));
     }
     if u > 0 {
         parts.push(format!(
-            "{u} GPU records of unexpected kinds or sizes were skipped"
+            "{u} GPU record{} of unexpected kinds or sizes {} skipped",
+            plural(u).0,
+            plural(u).1
         ));
     }
     if d > 0 || n > 0 {
         parts.push(format!(
-            "{d} GPU records were discarded and {n} buffer requests declined for lack of a free buffer"
+            "{d} GPU record{} {} discarded and {n} buffer request{} declined for lack of a free \
+             buffer",
+            plural(d).0,
+            plural(d).1,
+            plural(n).0
         ));
     }
     (!parts.is_empty()).then(|| format!("GPU capture: {}", parts.join("; ")))

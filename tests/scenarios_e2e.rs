@@ -223,7 +223,11 @@ fn a_gpu_bound_baseline_has_no_big_finding() {
 
 #[test]
 fn b_slow_cpu_workers_are_data_cpu() {
-    check_estimate("data_cpu", "data", "cpu");
+    let (slow, _) = check_estimate_with("data_cpu", "data", Some("cpu"), Wrap::None);
+    // Its one worker lives through every step: keeping workers across
+    // epochs would save nothing, and is not advised.
+    let fix = slow["findings"][0]["fix"].as_str().unwrap();
+    assert!(!fix.contains("persistent_workers"), "{fix}");
 }
 
 #[test]
@@ -452,5 +456,39 @@ fn n_reads_between_paced_batches_pay_off_only_with_faster_batches() {
         (predicted - measured).abs() <= 0.15 * measured,
         "every fix at once {predicted} vs measured {measured}:\n{}",
         text_report(&slow)
+    );
+}
+
+/// (x) A DataLoader without persistent_workers: two workers at 100 ms of CPU
+/// a batch, started again for each of four epochs of four steps. The
+/// recording holds eight worker processes, but the loop had two at a time:
+/// the fix doubles two, and, with the later epochs' workers as evidence,
+/// keeps them across epochs. The what-if matches a run with four workers
+/// kept throughout.
+#[test]
+fn o_workers_started_each_epoch_count_once_and_are_kept() {
+    let (r, _) = check_estimate_with("epochs", "data", Some("cpu"), Wrap::None);
+    let f = &r["findings"][0];
+    let (fix, evidence, assumption) = (
+        f["fix"].as_str().unwrap(),
+        f["evidence"].as_str().unwrap(),
+        f["assumption"].as_str().unwrap(),
+    );
+    assert!(fix.contains("num_workers 2 -> 4"), "{fix}");
+    assert!(fix.contains("persistent_workers=True"), "{fix}");
+    assert!(evidence.contains("; 2 producers on CPU"), "{evidence}");
+    assert!(
+        evidence.contains("6 worker processes started after the first step"),
+        "{evidence}"
+    );
+    assert!(
+        assumption.contains("num_workers 2 -> 4") && assumption.contains("kept across epochs"),
+        "{assumption}"
+    );
+    let procs = &r["processes"];
+    assert_eq!(
+        (&procs["workers"], &procs["workers_at_once"]),
+        (&8.into(), &2.into()),
+        "{procs}"
     );
 }

@@ -246,3 +246,38 @@ fn fp32_attention_keeps_its_time_under_tf32() {
         findings(&r)
     );
 }
+
+/// The data what-if's cost per batch per worker, from its assumption.
+fn cost_per_batch(run: &str) -> f64 {
+    let (r, _) = report(run);
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["cause"] == "data")
+        .unwrap_or_else(|| panic!("{run}: no data finding:\n{}", findings(&r)));
+    let a = f["assumption"].as_str().unwrap();
+    let ms = a
+        .split_once("at the measured ")
+        .and_then(|(_, rest)| rest.split_once(" ms per batch per worker"))
+        .unwrap_or_else(|| panic!("{run}: no cost per batch in {a}"))
+        .0;
+    ms.parse().unwrap()
+}
+
+/// A batch costs its worker the same however many workers there are: the
+/// four-worker runs, where the loop found most batches ready, measure the
+/// cost the one-worker runs do (it waited for every one). Counting only the
+/// waits as batches made it 70.0 and 82.9 ms.
+#[test]
+fn the_cost_per_batch_does_not_depend_on_the_workers() {
+    for prefix in ["", "narrow-"] {
+        let one = cost_per_batch(&format!("{prefix}loader-slow"));
+        let four = cost_per_batch(&format!("{prefix}loader-fixed"));
+        eprintln!("{prefix}loader: {one} ms per batch with 1 worker, {four} ms with 4");
+        assert!(
+            (four - one).abs() <= 0.1 * one,
+            "{prefix}loader: {one} vs {four} ms"
+        );
+    }
+}

@@ -2,7 +2,7 @@
 diagnosis tests. usage: scenario.py LIBGPUSIM NAME [fixed]
 
 NAME: baseline | data_cpu | data_io | io | cpu | precision | memory | sync |
-ckpt | pin_workers | main_loader | dispatch | startup | paced_io.
+ckpt | pin_workers | main_loader | dispatch | startup | paced_io | epochs.
 `fixed` runs the same loop with the stall removed, to check the what-if.
 Every step is a ProfilerStep#N NVTX range. Most end with a stream sync (as
 `loss.item()` does), so host step times track the GPU; `ckpt` launches
@@ -161,6 +161,33 @@ def start_workers(count, n, cost, maxsize, waits=False):
     return q, ps
 
 
+def epochs(g):
+    """A DataLoader without persistent_workers: each epoch starts two new
+    workers, which make its batches at 100 ms of CPU each, and stops them
+    when the epoch ends; the loop waits for every later epoch's first
+    batches. Fixed: four workers kept across the epochs. Both take a
+    warm-up batch before the first step."""
+    n = 4
+    if fixed:
+        q, ps = start_workers(4, STEPS + 1, 0.1, 8)
+    for e in range(STEPS // n):
+        if not fixed:
+            q, ps = start_workers(2, n + (e == 0), 0.1, 4)
+        if e == 0:
+            q.get()
+        for i in range(e * n, (e + 1) * n):
+            g.step_begin(i)
+            q.get()
+            gpu_work(g, 10, 4 * MS)
+            g.sync()
+            g.step_end()
+        if not fixed:
+            for p in ps:
+                p.join()
+    for p in ps:
+        p.join()
+
+
 def main():
     g = Gpu(so, memory=(1 << 30) if name == "memory" else 16 << 30)
     scratch = g.malloc(1 << 20)
@@ -212,6 +239,10 @@ def main():
         import ctypes
         host = ctypes.cast((ctypes.c_char * len(weights_host)).from_buffer(weights_host), ctypes.c_void_p)
         weights_dev = g.malloc(32 << 20)
+    if name == "epochs":
+        epochs(g)
+        print("ok")
+        return
     for i in range(STEPS):
         g.step_begin(i)
         if name == "baseline":

@@ -190,8 +190,15 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
             } else if ev.producer_count == 0 {
                 format!("{who} waited {} for batches (the trace does not show the producers)", secs(idle))
             } else {
+                let restarted = match ev.producers_restarted {
+                    0 => String::new(),
+                    n => format!(
+                        "; {n} worker process{} started after the first step (new workers each epoch)",
+                        if n == 1 { "" } else { "es" }
+                    ),
+                };
                 format!(
-                    "{who} waited {} for batches; {workers} producer{} on CPU {:.0}% and reading files {:.0}% of the wait",
+                    "{who} waited {} for batches; {workers} producer{} on CPU {:.0}% and reading files {:.0}% of the wait{restarted}",
                     secs(idle),
                     if workers == 1 { "" } else { "s" },
                     100.0 * ev.producer_cpu_ns / cap,
@@ -240,24 +247,31 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                     None => "twice the DataLoader workers (the trace does not show how many)".to_string(),
                 };
                 let pin = if pin { "; pin_memory=True" } else { "" };
+                // Only where workers were seen starting again mid-run: it
+                // saves nothing in a loop whose workers live throughout.
+                let keep = if i.ev.producers_restarted > 0 {
+                    ", persistent_workers=True (keep the workers across epochs)"
+                } else {
+                    ""
+                };
                 match sub {
                     "cpu" => format!(
                         "{more}, cheaper per-sample transforms (pre-tokenize/pre-decode offline, or move \
-                         augmentation to the GPU), persistent_workers=True"
+                         augmentation to the GPU){keep}"
                     ),
                     "io" => format!(
                         "{more} so that reads overlap; data on local NVMe or in the page cache, larger \
-                         sequential reads (sharded formats)"
+                         sequential reads (sharded formats){keep}"
                     ),
                     // Producers seen, and neither on CPU nor reading files.
                     "starved" if workers > 0 => format!(
                         "{more}: the producers slept through most of the wait (remote storage, the network \
-                         or a lock), and more of them overlap that latency{pin}; look for a lock or slow \
-                         main-process step between batches"
+                         or a lock), and more of them overlap that latency{pin}{keep}; look for a lock or \
+                         slow main-process step between batches"
                     ),
                     _ => format!(
-                        "{more}, so that the next batch is ready when the loop asks{pin}; if the workers \
-                         keep up, look for a lock or slow main-process step between batches"
+                        "{more}, so that the next batch is ready when the loop asks{pin}{keep}; if the \
+                         workers keep up, look for a lock or slow main-process step between batches"
                     ),
                 }
             };

@@ -50,7 +50,11 @@ pub struct Evidence {
     pub producer_cpu_ns: f64,
     pub producer_io_ns: f64,
     pub producer_capacity_ns: f64,
+    /// The most producers alive during one wait.
     pub producer_count: usize,
+    /// Producer processes started after the window began: workers created
+    /// again for a later epoch (`Context::started_in_window`).
+    pub producers_restarted: usize,
     /// Idle time per stream (id) whose op waited for an event
     /// (cudaStreamWaitEvent) on another stream.
     pub waited_streams: FxHashMap<u64, Ns>,
@@ -556,22 +560,31 @@ impl State<'_, '_, '_> {
         if producers.is_empty() {
             return "starved";
         }
-        let len = (y - x).max(1) as f64;
-        let (mut cpu, mut io) = (0.0, 0.0);
+        let (mut cpu, mut io, mut cap, mut alive) = (0.0, 0.0, 0.0, 0);
         for &r in producers.iter() {
+            // Each producer over the part of the wait it was alive.
+            let len = cx.alive_in(r, x, y) as f64;
+            if len <= 0.0 {
+                continue;
+            }
             io += cx.io_in(r, x, y) as f64;
             // Waiting for a CPU (run-queue delay) is CPU demand too: workers
             // crowded onto too few cores are CPU-bound, not starved.
             let ran = cx.cpu_at(r, y) - cx.cpu_at(r, x);
             let queued = cx.run_delay_at(r, y) - cx.run_delay_at(r, x);
             cpu += (ran + queued).clamp(0.0, len);
+            cap += len;
+            alive += 1;
         }
-        let cap = len * producers.len() as f64;
         let ev = &mut *self.ev;
         ev.producer_cpu_ns += cpu;
         ev.producer_io_ns += io;
         ev.producer_capacity_ns += cap;
-        ev.producer_count = ev.producer_count.max(producers.len());
+        ev.producer_count = ev.producer_count.max(alive);
+        ev.producers_restarted = ev
+            .producers_restarted
+            .max(cx.started_in_window(who.0, &producers));
+        let cap = cap.max(1.0);
         if io >= cpu && io > 0.15 * cap {
             "io"
         } else if cpu > 0.3 * cap {

@@ -277,9 +277,24 @@ impl<'a> Context<'a> {
                 a.cpu_ns as f64 + f * (b.cpu_ns as f64 - a.cpu_ns as f64)
             }
             (Some(a), None) => a.cpu_ns as f64,
-            (None, Some(b)) => b.cpu_ns as f64,
+            (None, Some(b)) => self.before_first_sample(r, t, b.ts, b.cpu_ns),
             (None, None) => 0.0,
         }
+    }
+
+    /// A counter of thread `r` at `t`, before its first sample (`ts`,
+    /// `value`). A process samples its threads from its first hooked call
+    /// on, so a forked DataLoader worker's first sample can hold a whole
+    /// batch of CPU time. A main thread's counters start at zero with its
+    /// process (fork), so they are interpolated from there; of other
+    /// threads, the start is not known, and the sample's value holds.
+    fn before_first_sample(&self, r: ThreadRef, t: Ns, ts: Ns, value: u64) -> f64 {
+        let p = self.process(r);
+        if self.thread(r).tid != p.pid || p.start >= ts {
+            return value as f64;
+        }
+        let f = (t - p.start).max(0) as f64 / (ts - p.start) as f64;
+        f * value as f64
     }
 
     /// Cumulative run-queue delay of a thread at `t` (same interpolation).
@@ -292,9 +307,40 @@ impl<'a> Context<'a> {
                 a.run_delay_ns as f64 + f * (b.run_delay_ns as f64 - a.run_delay_ns as f64)
             }
             (Some(a), None) => a.run_delay_ns as f64,
-            (None, Some(b)) => b.run_delay_ns as f64,
+            (None, Some(b)) => self.before_first_sample(r, t, b.ts, b.run_delay_ns),
             (None, None) => 0.0,
         }
+    }
+
+    /// How long `r`'s process was alive in [x, y). A DataLoader without
+    /// persistent_workers starts new workers each epoch: those of another
+    /// epoch could not have made the batch waited for.
+    pub fn alive_in(&self, r: ThreadRef, x: Ns, y: Ns) -> Ns {
+        let (start, end) = lifetime(self.process(r));
+        (y.min(end) - x.max(start)).max(0)
+    }
+
+    /// The most of `producers` alive at once (by their processes'
+    /// lifetimes): the number of workers, however many epochs re-created
+    /// them.
+    pub fn at_once(&self, producers: &[ThreadRef]) -> usize {
+        most_at_once(producers.iter().map(|&r| self.process(r)))
+    }
+
+    /// How many of the worker processes among `producers` (of process `pi`)
+    /// started inside the window: workers the DataLoader created again for a
+    /// later epoch (persistent_workers off), not ones started before the
+    /// first step. Workers are forks of `pi` (its command line) or children
+    /// of multiprocessing's spawn and forkserver; a tool the loop runs now
+    /// and then is neither.
+    pub fn started_in_window(&self, pi: u32, producers: &[ThreadRef]) -> usize {
+        let me = &self.tl.processes[pi as usize];
+        producers
+            .iter()
+            .map(|&r| self.process(r))
+            .filter(|p| p.start > self.window.0 && p.pid != me.pid)
+            .filter(|p| p.cmdline == me.cmdline || p.cmdline.contains("multiprocessing"))
+            .count()
     }
 
     /// Threads that produce work for process `pi`: the busiest thread of each
@@ -336,6 +382,30 @@ impl<'a> Context<'a> {
     fn is_own_thread(&self, t: &Thread) -> bool {
         self.tl.strings.get(t.name) == "stallscope"
     }
+}
+
+/// A process's start and end; one whose end is not known (a timeline built
+/// without it) lives on.
+fn lifetime(p: &Process) -> (Ns, Ns) {
+    (p.start, if p.end > p.start { p.end } else { Ns::MAX })
+}
+
+/// The most of `procs` alive at once (one per entry: a process's threads
+/// each count).
+pub fn most_at_once<'p>(procs: impl Iterator<Item = &'p Process>) -> usize {
+    let mut edges: Vec<(Ns, i32)> = Vec::new();
+    for p in procs {
+        let (start, end) = lifetime(p);
+        edges.extend([(start, 1), (end, -1)]);
+    }
+    // An exit before a start at the same time.
+    edges.sort_unstable();
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, d) in edges {
+        now += d;
+        most = most.max(now);
+    }
+    most.max(0) as usize
 }
 
 /// The processes that feed process `pi`: its descendants (DataLoader or pool
@@ -423,7 +493,7 @@ pub fn producer_processes(tl: &Timeline, pi: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{HostSpan, IoObject, Source};
+    use crate::model::{HostSpan, IoObject, Sample, Source};
 
     fn proc(pid: u32, ppid: u32, start: Ns) -> Process {
         Process {
@@ -497,5 +567,73 @@ mod tests {
         // Without producer processes, the other threads of the process.
         assert_eq!(cx.producers(5, 0), vec![]);
         assert_eq!(cx.producers(3, 0)[0], (4, 0));
+    }
+
+    #[test]
+    fn workers_of_each_epoch_count_once_and_later_ones_are_restarts() {
+        let mut tl = Timeline::new(Source::Native, "t");
+        let cmd = |mut p: Process, c: &str| {
+            p.cmdline = c.to_string();
+            p
+        };
+        tl.processes.push(cmd(proc(10, 1, 0), "python train.py"));
+        // Two workers per epoch (forks: the trainer's command line): before
+        // the window, then twice inside it (an epoch's workers exit before
+        // the next one's start).
+        for (k, (start, end)) in [(50, 400), (400, 700), (700, 1000)].into_iter().enumerate() {
+            for j in 0..2 {
+                let mut w = cmd(proc(20 + 2 * k as u32 + j, 10, start), "python train.py");
+                w.end = end;
+                tl.processes.push(w);
+            }
+        }
+        // And a tool the loop ran once, after the last epoch.
+        let mut tool = cmd(proc(30, 10, 1100), "git rev-parse HEAD");
+        tool.end = 1150;
+        tl.processes.push(tool);
+        let cx = Context::new(&tl, (100, 1200));
+        let producers = cx.producers(0, 0);
+        assert_eq!(producers.len(), 7);
+        assert_eq!(cx.at_once(&producers), 2);
+        // The later epochs' workers; not the tool.
+        assert_eq!(cx.started_in_window(0, &producers), 4);
+        // Alive over part of [300, 500): the first epoch's until 400, the
+        // second's from then.
+        let alive: Vec<Ns> = producers
+            .iter()
+            .map(|&r| cx.alive_in(r, 300, 500))
+            .collect();
+        assert_eq!(alive, [100, 100, 100, 100, 0, 0, 0]);
+    }
+
+    #[test]
+    fn a_worker_sampled_late_spent_its_cpu_since_its_fork() {
+        let mut tl = Timeline::new(Source::Native, "t");
+        // Forked at 1000, first sampled at its first hooked call, 100 later,
+        // with 90 of CPU and 10 of run delay behind it.
+        let mut w = proc(20, 10, 1000);
+        let sample = |ts, cpu_ns, run_delay_ns| Sample {
+            ts,
+            cpu_ns,
+            run_delay_ns,
+            majflt: 0,
+            minflt: 0,
+            state: b'R',
+        };
+        w.threads[0].samples = vec![sample(1100, 90, 10), sample(1200, 180, 10)];
+        // A thread of its own, started at some unknown time.
+        w.threads.push(Thread {
+            tid: 21,
+            samples: vec![sample(1100, 50, 0)],
+            ..Default::default()
+        });
+        tl.processes.push(w);
+        let cx = Context::new(&tl, (0, 2000));
+        assert_eq!(cx.cpu_at((0, 0), 900), 0.0);
+        assert_eq!(cx.cpu_at((0, 0), 1050), 45.0);
+        assert_eq!(cx.run_delay_at((0, 0), 1050), 5.0);
+        assert_eq!(cx.cpu_at((0, 0), 1150), 135.0);
+        // Of another thread, the sample's value holds before it.
+        assert_eq!(cx.cpu_at((0, 1), 1050), 50.0);
     }
 }

@@ -518,7 +518,7 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
             Some(d) => match (d.workers, d.workers_after) {
                 (Some(n), Some(m)) => format!(
                     "num_workers {n} -> {m} at the measured {} per batch per worker{}: a batch \
-                     every {} instead of every {}",
+                     every {} instead of every {}{}",
                     secs(d.cost_per_batch_ns),
                     if d.cpu_wait_per_batch_ns > 0 {
                         format!(
@@ -530,7 +530,14 @@ fn assumption(i: &Inputs, fix: Fix, sub: &str) -> String {
                         String::new()
                     },
                     secs(d.clock.period_ns),
-                    secs(d.cost_per_batch_ns / n.max(1) as Ns)
+                    secs(d.cost_per_batch_ns / n.max(1) as Ns),
+                    // The clock runs on through the epochs: the recorded
+                    // cost per batch includes the workers' restarts.
+                    if i.ev.producers_restarted > 0 {
+                        ", kept across epochs (the recorded cost includes their restarts)"
+                    } else {
+                        ""
+                    }
                 ),
                 _ => format!(
                     "twice the DataLoader workers (the trace does not show them) at the measured cost \

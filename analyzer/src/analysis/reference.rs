@@ -539,9 +539,13 @@ fn data_sub(cx: &Context, who: ThreadRef, x: Ns, y: Ns, ev: &mut Evidence) -> &'
     if producers.is_empty() {
         return "starved";
     }
-    let len = (y - x).max(1) as f64;
-    let (mut cpu, mut io) = (0.0, 0.0);
+    let (mut cpu, mut io, mut cap, mut alive) = (0.0, 0.0, 0.0, 0);
     for &r in &producers {
+        // Only while its process lived (workers of another epoch did not).
+        let len = cx.alive_in(r, x, y) as f64;
+        if len <= 0.0 {
+            continue;
+        }
         // The producer's whole segments, clipped.
         let io_here: Ns = clip(&cx.segments(r), x, y)
             .filter(|s| s.act == Act::Io)
@@ -552,12 +556,17 @@ fn data_sub(cx: &Context, who: ThreadRef, x: Ns, y: Ns, ev: &mut Evidence) -> &'
         let ran = cx.cpu_at(r, y) - cx.cpu_at(r, x);
         let queued = cx.run_delay_at(r, y) - cx.run_delay_at(r, x);
         cpu += (ran + queued).clamp(0.0, len);
+        cap += len;
+        alive += 1;
     }
-    let cap = len * producers.len() as f64;
     ev.producer_cpu_ns += cpu;
     ev.producer_io_ns += io;
     ev.producer_capacity_ns += cap;
-    ev.producer_count = ev.producer_count.max(producers.len());
+    ev.producer_count = ev.producer_count.max(alive);
+    ev.producers_restarted = ev
+        .producers_restarted
+        .max(cx.started_in_window(who.0, &producers));
+    let cap = cap.max(1.0);
     if io >= cpu && io > 0.15 * cap {
         "io"
     } else if cpu > 0.3 * cap {

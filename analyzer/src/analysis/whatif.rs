@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 mod lanes;
 pub mod replays;
 
-use self::lanes::{Group, OpFacts, Step, act_index};
+use self::lanes::{Group, LaneChange, OpFacts, Step, act_index};
 use super::activity::{Act, SLOW_LAUNCH_APART_NS, Seg, Sub};
 use super::busy::PrecisionMap;
 use super::context::{Context, ThreadRef, clip, clip_one};
@@ -638,6 +638,34 @@ impl Replay<'_> {
     /// lanes follow it a block of steps behind, in groups, so the walk and
     /// the groups run on different cores.
     pub fn run_all(&self, changes: &[&Change], marks: &[Ns]) -> Vec<(Vec<Ns>, Ns)> {
+        // Changes that replay alike are followed once: with one fix
+        // advised, every fix at once is that fix's own lane.
+        let does: Vec<LaneChange> = changes.iter().map(|c| LaneChange::new(c)).collect();
+        let first: Vec<usize> = (0..does.len())
+            .map(|i| (0..i).find(|&j| does[j] == does[i]).unwrap_or(i))
+            .collect();
+        let distinct: Vec<&Change> = (0..changes.len())
+            .filter(|&i| first[i] == i)
+            .map(|i| changes[i])
+            .collect();
+        if distinct.len() == changes.len() {
+            return self.run_distinct(changes, marks);
+        }
+        let mut lanes = self.run_distinct(&distinct, marks).into_iter();
+        let mut out: Vec<(Vec<Ns>, Ns)> = Vec::with_capacity(changes.len());
+        for (i, &f) in first.iter().enumerate() {
+            let lane = if f == i {
+                lanes.next().expect("a lane per distinct change")
+            } else {
+                out[f].clone()
+            };
+            out.push(lane);
+        }
+        out
+    }
+
+    /// `run_all` for changes that differ.
+    fn run_distinct(&self, changes: &[&Change], marks: &[Ns]) -> Vec<(Vec<Ns>, Ns)> {
         let w0 = self.window.0;
         // Lanes that shorten CPU segments scale the times of most launches;
         // the others, grouped apart, take the path without scaling there.

@@ -70,8 +70,10 @@ pub(super) fn act_index(a: Act) -> usize {
     }
 }
 
-/// What one lane's change does.
-struct LaneChange {
+/// What one lane's change does: all a lane reads of its `Change`, so two
+/// changes with equal ones replay alike.
+#[derive(PartialEq)]
+pub(super) struct LaneChange {
     remove: [bool; 8],
     remove_launch: bool,
     drop_offload: bool,
@@ -88,7 +90,7 @@ struct LaneChange {
 }
 
 impl LaneChange {
-    fn new(c: &Change) -> LaneChange {
+    pub(super) fn new(c: &Change) -> LaneChange {
         let mut remove = [false; 8];
         for a in c.remove {
             remove[act_index(*a)] = true;

@@ -116,7 +116,7 @@ const PREFETCH: u32 = 2;
 impl DataModel {
     /// The model for the batch waits on the critical host timeline, if
     /// there are enough to measure a cost.
-    fn measure(cx: &Context, r: &Replay, launcher: ThreadRef) -> Option<DataModel> {
+    fn measure(cx: &Context, r: &Replay, launcher: ThreadRef, marks: &[Ns]) -> Option<DataModel> {
         let waits = r.batch_waits();
         let total: Ns = waits.iter().map(|w| w.1 - w.0).sum();
         let main: Ns = waits.iter().filter(|w| w.2).map(|w| w.1 - w.0).sum();
@@ -144,15 +144,19 @@ impl DataModel {
             return None;
         }
         // Producers finish a batch every `interval` (when they are behind);
-        // each worker then spends workers x interval per batch.
+        // each worker then spends workers x interval per batch. The loop
+        // took a batch at every wait, and one a step where it found one
+        // ready (too quick to record): at least a batch per step started.
         let (t0, t1) = (waits[0].1, waits[waits.len() - 1].1);
-        let batches = (waits.len() - 1) as Ns;
+        let steps = marks.iter().filter(|&&m| m > t0 && m <= t1).count();
+        let batches = (waits.len() - 1).max(steps) as Ns;
         let interval = (t1 - t0) / batches;
         let producers = match cx.tl.source {
             Source::Kineto => Vec::new(),
             _ => cx.producers(launcher.0, launcher.1),
         };
-        let workers = Some(producers.len()).filter(|&n| n > 0);
+        // Workers re-created each epoch count once.
+        let workers = Some(cx.at_once(&producers)).filter(|&n| n > 0);
         // Time the producers waited for a CPU (a build or another job on
         // the machine slows the batches down; the fix's workers are assumed
         // to get cores), per batch per worker; under a twentieth of the
@@ -354,7 +358,7 @@ impl Replays {
         } = *kernels;
         let unfused_attention = crate::analysis::attention::unfused(mix, busy_by_precision);
         let present = r.present();
-        let data = DataModel::measure(cx, r, launcher);
+        let data = DataModel::measure(cx, r, launcher, marks);
         let prec = precision_speedups(gpu, busy_by_precision);
         let speedup = |p: Precision| match (&prec, p) {
             (Some(x), Precision::Fp32) => x.0,

@@ -51,7 +51,21 @@ pub struct ProcessSummary {
     /// Processes that feed a trainer: its descendants forked after it started
     /// (DataLoader workers, typically) and pipe peers; never its launchers.
     pub workers: usize,
+    /// The most workers alive at once: fewer than `workers` where a
+    /// DataLoader started new ones each epoch.
+    pub workers_at_once: usize,
     pub gpu_capture: Vec<String>,
+}
+
+impl ProcessSummary {
+    /// ", 2 at a time" where fewer workers lived at once than there were
+    /// (a DataLoader that started new ones each epoch); else nothing.
+    pub fn at_a_time(&self) -> String {
+        match self.workers_at_once {
+            n if n > 0 && n < self.workers => format!(", {n} at a time"),
+            _ => String::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -400,6 +414,8 @@ impl Report {
             .collect();
         workers.sort_unstable();
         workers.dedup();
+        let workers_at_once =
+            crate::analysis::context::most_at_once(workers.iter().map(|&i| &tl.processes[i]));
         let workers = workers.len();
         let command = trainer_ix
             .first()
@@ -460,6 +476,7 @@ impl Report {
                 count: tl.processes.len(),
                 trainers: trainers.len(),
                 workers,
+                workers_at_once,
                 gpu_capture,
             },
             steps: StepSummary {

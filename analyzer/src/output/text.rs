@@ -267,11 +267,12 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
     let procs = &r.processes;
     let roles = if procs.workers > 0 {
         format!(
-            "{} trainer{} + {} worker{}",
+            "{} trainer{} + {} worker{}{}",
             procs.trainers.max(1),
             if procs.trainers > 1 { "s" } else { "" },
             procs.workers,
-            if procs.workers == 1 { "" } else { "s" }
+            if procs.workers == 1 { "" } else { "s" },
+            procs.at_a_time()
         )
     } else {
         format!(
@@ -927,6 +928,24 @@ mod tests {
             head.starts_with("stallscope · serving.json · (0 processes) · "),
             "{head}"
         );
+    }
+
+    #[test]
+    fn workers_started_each_epoch_say_how_many_ran_at_once() {
+        use crate::model::{Source, Timeline};
+        let mut tl = Timeline::new(Source::Native, "epochs");
+        tl.finalize();
+        let mut r = Report::build(&tl, &crate::analysis::diagnose(&tl));
+        let head = |r: &Report| render(r, None).lines().next().unwrap().to_string();
+        (r.processes.trainers, r.processes.workers) = (1, 8);
+        r.processes.workers_at_once = 2;
+        assert!(
+            head(&r).contains("(1 trainer + 8 workers, 2 at a time)"),
+            "{}",
+            head(&r)
+        );
+        r.processes.workers_at_once = 8;
+        assert!(head(&r).contains("(1 trainer + 8 workers)"), "{}", head(&r));
     }
 
     #[test]

@@ -72,10 +72,14 @@ pub fn header(out: &mut String, p: &Part, nranks: usize) {
     }
     fact(out, "Window", &window);
     fact(out, "Steps", &steps_line(p));
+    let procs = &r.processes;
     let _ = writeln!(
         out,
-        "<dt>Processes</dt><dd>{} ({} launching GPU work, {} feeding them)</dd>",
-        r.processes.count, r.processes.trainers, r.processes.workers
+        "<dt>Processes</dt><dd>{} ({} launching GPU work, {} feeding them{})</dd>",
+        procs.count,
+        procs.trainers,
+        procs.workers,
+        procs.at_a_time()
     );
     out.push_str("</dl>\n");
     notes(out, p);

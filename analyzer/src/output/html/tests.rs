@@ -89,3 +89,25 @@ fn each_cause_uses_the_shared_colour() {
         assert!(s.contains(&decl), "{decl} missing");
     }
 }
+
+#[test]
+fn workers_started_each_epoch_say_how_many_ran_at_once() {
+    let tl = timeline(200, "epochs");
+    let d = crate::analysis::diagnose(&tl);
+    let mut r = Report::build(&tl, &d);
+    let html = |r: &Report| {
+        render(
+            &[Part {
+                tl: &tl,
+                diag: &d,
+                report: r,
+            }],
+            None,
+        )
+    };
+    (r.processes.count, r.processes.trainers, r.processes.workers) = (10, 1, 8);
+    r.processes.workers_at_once = 2;
+    assert!(html(&r).contains("(1 launching GPU work, 8 feeding them, 2 at a time)"));
+    r.processes.workers_at_once = 8;
+    assert!(html(&r).contains("(1 launching GPU work, 8 feeding them)"));
+}

@@ -492,3 +492,34 @@ fn o_workers_started_each_epoch_count_once_and_are_kept() {
         "{procs}"
     );
 }
+
+/// torch.compile's worker pool: a subprocess of the trainer and the eight
+/// compile workers it forked, all idle through the steps, beside two
+/// DataLoader workers whose batches cost 100 ms of CPU. The pool feeds no
+/// batches: it is neither counted among the producers (which made the two
+/// busy workers look starved, 11 of them on CPU 19% of the wait) nor in the
+/// worker count the fix doubles.
+#[test]
+fn p_an_idle_compile_worker_pool_is_not_the_data_loader() {
+    let (r, _) = check_estimate_with("compile_pool", "data", Some("cpu"), Wrap::None);
+    let f = &r["findings"][0];
+    let (fix, evidence) = (f["fix"].as_str().unwrap(), f["evidence"].as_str().unwrap());
+    assert!(fix.contains("num_workers 2 -> 4"), "{fix}");
+    assert!(!fix.contains("persistent_workers"), "{fix}");
+    assert!(evidence.contains("; 2 producers on CPU"), "{evidence}");
+    let procs = &r["processes"];
+    assert_eq!(
+        (&procs["workers"], &procs["workers_at_once"]),
+        (&2.into(), &2.into()),
+        "{procs}"
+    );
+    // The pool's nine processes are helpers, not workers.
+    let pool: Vec<&Value> = r["host"]["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["command"].as_str().unwrap().contains(" -c "))
+        .collect();
+    assert_eq!(pool.len(), 9, "{pool:?}");
+    assert!(pool.iter().all(|p| p["role"] == "other"), "{pool:?}");
+}

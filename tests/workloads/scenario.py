@@ -2,7 +2,8 @@
 diagnosis tests. usage: scenario.py LIBGPUSIM NAME [fixed]
 
 NAME: baseline | data_cpu | data_io | io | cpu | precision | memory | sync |
-ckpt | pin_workers | main_loader | dispatch | startup | paced_io | epochs.
+ckpt | pin_workers | main_loader | dispatch | startup | paced_io | epochs |
+compile_pool.
 `fixed` runs the same loop with the stall removed, to check the what-if.
 Every step is a ProfilerStep#N NVTX range. Most end with a stream sync (as
 `loss.item()` does), so host step times track the GPU; `ckpt` launches
@@ -188,6 +189,34 @@ def epochs(g):
         p.join()
 
 
+# torch.compile's worker pool (torch/_inductor/compile_worker): a Python
+# subprocess the trainer starts, which forks the compile workers; they idle
+# once the model is compiled, and live until the job ends. The trainer keeps
+# a thread blocked reading the subprocess's replies.
+POOL = """
+import os, sys
+kids = []
+for _ in range(int(sys.argv[1])):
+    pid = os.fork()
+    if pid == 0:
+        os.read(0, 1)
+        os._exit(0)
+    kids.append(pid)
+os.read(0, 1)
+for k in kids:
+    os.waitpid(k, 0)
+"""
+
+
+def compile_pool(workers):
+    import subprocess
+    import threading
+    pool = subprocess.Popen([sys.executable, "-c", POOL, str(workers)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    threading.Thread(target=pool.stdout.read, daemon=True).start()
+    return pool
+
+
 def main():
     g = Gpu(so, memory=(1 << 30) if name == "memory" else 16 << 30)
     scratch = g.malloc(1 << 20)
@@ -239,6 +268,12 @@ def main():
         import ctypes
         host = ctypes.cast((ctypes.c_char * len(weights_host)).from_buffer(weights_host), ctypes.c_void_p)
         weights_dev = g.malloc(32 << 20)
+    if name == "compile_pool":
+        # Eight idle compile workers beside two DataLoader workers whose
+        # batches take 100 ms of CPU (the fix: four of them).
+        pool = compile_pool(8)
+        q, workers = start_workers(4 if fixed else 2, STEPS + 4, 0.1, 8)
+        q.get()
     if name == "epochs":
         epochs(g)
         print("ok")
@@ -247,7 +282,7 @@ def main():
         g.step_begin(i)
         if name == "baseline":
             gpu_work(g, 20, 4 * MS)
-        elif name in ("data_cpu", "data_io"):
+        elif name in ("data_cpu", "data_io", "compile_pool"):
             q.get()
             gpu_work(g, 10, 4 * MS)
         elif name == "io":
@@ -339,6 +374,9 @@ def main():
     for p in workers:
         p.terminate()
         p.join()
+    if name == "compile_pool":
+        pool.stdin.close()
+        pool.wait()
     if name in ("io", "paced_io"):
         os.unlink(path)
     print("ok")

@@ -269,32 +269,7 @@ impl<'a> Context<'a> {
 
     /// Cumulative CPU time of a thread at `t`, interpolated between samples.
     pub fn cpu_at(&self, r: ThreadRef, t: Ns) -> f64 {
-        let s = &self.thread(r).samples;
-        let i = s.partition_point(|x| x.ts <= t);
-        match (i.checked_sub(1).map(|k| &s[k]), s.get(i)) {
-            (Some(a), Some(b)) => {
-                let f = (t - a.ts) as f64 / (b.ts - a.ts).max(1) as f64;
-                a.cpu_ns as f64 + f * (b.cpu_ns as f64 - a.cpu_ns as f64)
-            }
-            (Some(a), None) => a.cpu_ns as f64,
-            (None, Some(b)) => self.before_first_sample(r, t, b.ts, b.cpu_ns),
-            (None, None) => 0.0,
-        }
-    }
-
-    /// A counter of thread `r` at `t`, before its first sample (`ts`,
-    /// `value`). A process samples its threads from its first hooked call
-    /// on, so a forked DataLoader worker's first sample can hold a whole
-    /// batch of CPU time. A main thread's counters start at zero with its
-    /// process (fork), so they are interpolated from there; of other
-    /// threads, the start is not known, and the sample's value holds.
-    fn before_first_sample(&self, r: ThreadRef, t: Ns, ts: Ns, value: u64) -> f64 {
-        let p = self.process(r);
-        if self.thread(r).tid != p.pid || p.start >= ts {
-            return value as f64;
-        }
-        let f = (t - p.start).max(0) as f64 / (ts - p.start) as f64;
-        f * value as f64
+        cpu_at(self.process(r), self.thread(r), t)
     }
 
     /// Cumulative run-queue delay of a thread at `t` (same interpolation).
@@ -307,7 +282,9 @@ impl<'a> Context<'a> {
                 a.run_delay_ns as f64 + f * (b.run_delay_ns as f64 - a.run_delay_ns as f64)
             }
             (Some(a), None) => a.run_delay_ns as f64,
-            (None, Some(b)) => self.before_first_sample(r, t, b.ts, b.run_delay_ns),
+            (None, Some(b)) => {
+                before_first_sample(self.process(r), self.thread(r), t, b.ts, b.run_delay_ns)
+            }
             (None, None) => 0.0,
         }
     }
@@ -348,9 +325,17 @@ impl<'a> Context<'a> {
     /// the process itself. A thread waiting on an in-process queue is so
     /// followed through the helper thread that fills it (DataLoader
     /// `pin_memory=True`, ProcessPoolExecutor) to the workers behind it.
+    ///
+    /// Producers idle through the whole window are left out while any worked:
+    /// helpers a trainer starts and never feeds on (torch.compile's worker
+    /// pool once the model is compiled, multiprocessing's resource tracker)
+    /// sit blocked on a pipe, and counting them made the workers look
+    /// starved and their number too large.
     pub fn producers(&self, pi: u32, except: u32) -> Vec<ThreadRef> {
         let mut out = Vec::new();
-        for ci in producer_processes(self.tl, pi as usize) {
+        let all = producer_processes(self.tl, pi as usize);
+        let (w0, w1) = self.window;
+        for ci in working_or_all(self.tl, all, w0, w1) {
             let c = &self.tl.processes[ci];
             let busiest = c
                 .threads
@@ -382,6 +367,98 @@ impl<'a> Context<'a> {
     fn is_own_thread(&self, t: &Thread) -> bool {
         self.tl.strings.get(t.name) == "stallscope"
     }
+}
+
+/// Cumulative CPU time of thread `th` of `p` at `t`, interpolated between
+/// samples.
+pub fn cpu_at(p: &Process, th: &Thread, t: Ns) -> f64 {
+    let s = &th.samples;
+    let i = s.partition_point(|x| x.ts <= t);
+    match (i.checked_sub(1).map(|k| &s[k]), s.get(i)) {
+        (Some(a), Some(b)) => {
+            let f = (t - a.ts) as f64 / (b.ts - a.ts).max(1) as f64;
+            a.cpu_ns as f64 + f * (b.cpu_ns as f64 - a.cpu_ns as f64)
+        }
+        (Some(a), None) => a.cpu_ns as f64,
+        (None, Some(b)) => before_first_sample(p, th, t, b.ts, b.cpu_ns),
+        (None, None) => 0.0,
+    }
+}
+
+/// A counter of thread `th` at `t`, before its first sample (`ts`, `value`).
+/// A process samples its threads from its first hooked call on, so a forked
+/// DataLoader worker's first sample can hold a whole batch of CPU time. A
+/// main thread's counters start at zero with its process (fork), so they are
+/// interpolated from there; of other threads, the start is not known, and
+/// the sample's value holds.
+fn before_first_sample(p: &Process, th: &Thread, t: Ns, ts: Ns, value: u64) -> f64 {
+    if th.tid != p.pid || p.start >= ts {
+        return value as f64;
+    }
+    let f = (t - p.start).max(0) as f64 / (ts - p.start) as f64;
+    f * value as f64
+}
+
+/// The share of its time in a window under which a process that did nothing
+/// but wait used the CPU only to start or wake up: a forked child's first
+/// millisecond, or a Python start-up smeared over the span before its first
+/// sample (1-8 ms in windows under a second, measured), not batches.
+const IDLE_CPU_SHARE: f64 = 0.02;
+
+/// Whether process `pi` worked in [x, y): CPU time beside the shim's own
+/// thread for at least
+/// [`IDLE_CPU_SHARE`] of the time it was alive there, or host work
+/// other than waiting for a pipe, a lock or a poll (a file read, a socket, a
+/// sleep that paces remote storage). A process blocked on a pipe throughout
+/// feeds no one.
+pub fn worked_in(tl: &Timeline, pi: usize, x: Ns, y: Ns) -> bool {
+    let p = &tl.processes[pi];
+    let (start, end) = lifetime(p);
+    let (x, y) = (x.max(start), y.min(end));
+    if x >= y {
+        return false;
+    }
+    let own = |t: &Thread| tl.strings.get(t.name) == "stallscope";
+    let used: f64 = p
+        .threads
+        .iter()
+        .filter(|t| !own(t))
+        .map(|t| cpu_at(p, t, y) - cpu_at(p, t, x))
+        .sum();
+    if used > 0.0 && used >= IDLE_CPU_SHARE * (y - x) as f64 {
+        return true;
+    }
+    let waits = |s: &HostSpan| match s.kind {
+        SpanKind::Host(
+            HostOp::Poll | HostOp::Select | HostOp::EpollWait | HostOp::SemWait | HostOp::CondWait,
+        ) => true,
+        SpanKind::Host(HostOp::Read | HostOp::Readv) => {
+            p.object(s.id).is_some_and(|o| o.class == FdClass::Pipe)
+        }
+        SpanKind::Host(HostOp::Sleep) => s.ts < x,
+        _ => false,
+    };
+    p.threads
+        .iter()
+        .filter(|t| !own(t))
+        .any(|t| t.spans.iter().any(|s| s.ts < y && s.end() > x && !waits(s)))
+}
+
+/// The processes of `procs` that worked in [x, y) (see [`worked_in`]), or
+/// all of them where none did: then they are starved, not idle helpers.
+pub fn working_or_all(tl: &Timeline, procs: Vec<usize>, x: Ns, y: Ns) -> Vec<usize> {
+    let working: Vec<usize> = procs
+        .iter()
+        .copied()
+        .filter(|&i| worked_in(tl, i, x, y))
+        .collect();
+    if working.is_empty() { procs } else { working }
+}
+
+/// The producers of trainer `pi` (see [`producer_processes`]) that worked in
+/// `window`: its workers.
+pub fn feeding_processes(tl: &Timeline, pi: usize, window: (Ns, Ns)) -> Vec<usize> {
+    working_or_all(tl, producer_processes(tl, pi), window.0, window.1)
 }
 
 /// A process's start and end; one whose end is not known (a timeline built
@@ -604,6 +681,73 @@ mod tests {
             .map(|&r| cx.alive_in(r, 300, 500))
             .collect();
         assert_eq!(alive, [100, 100, 100, 100, 0, 0, 0]);
+    }
+
+    fn span(op: HostOp, id: u32, ts: Ns, end: Ns) -> HostSpan {
+        HostSpan {
+            ts,
+            dur: end - ts,
+            arg: 0,
+            id,
+            kind: SpanKind::Host(op),
+        }
+    }
+
+    fn cpu(ts: Ns, cpu_ns: u64) -> Sample {
+        Sample {
+            ts,
+            cpu_ns,
+            run_delay_ns: 0,
+            majflt: 0,
+            minflt: 0,
+            state: b'S',
+        }
+    }
+
+    #[test]
+    fn producers_idle_through_the_window_are_left_out() {
+        let mut tl = Timeline::new(Source::Native, "t");
+        tl.processes.push(proc(10, 1, 0));
+        let window = (1000, 2000);
+        // Working in the window: on a CPU 60% of it; reading a file; pacing
+        // itself with sleeps that start there.
+        let mut busy = proc(20, 10, 0);
+        busy.threads[0].samples = vec![cpu(1000, 50), cpu(2000, 650)];
+        let mut reader = proc(21, 10, 0);
+        reader.objects = vec![IoObject {
+            class: FdClass::File,
+            ..pipe(1, 5)
+        }];
+        reader.threads[0].spans = vec![span(HostOp::Pread, 1, 1500, 1510)];
+        let mut sleeper = proc(22, 10, 0);
+        sleeper.threads[0].spans = vec![span(HostOp::Sleep, 0, 1200, 1300)];
+        // Idle: blocked on a pipe from before the window to after it (with
+        // 1% of it on a CPU, waking up); in a sleep begun before it; the
+        // shim's own sampler thread on a CPU.
+        let mut pool = proc(23, 10, 0);
+        pool.objects = vec![pipe(1, 6)];
+        pool.threads[0].spans = vec![span(HostOp::Read, 1, 500, 3000)];
+        pool.threads[0].samples = vec![cpu(1000, 5), cpu(2000, 15)];
+        let mut dozing = proc(24, 10, 0);
+        dozing.threads[0].spans = vec![span(HostOp::Sleep, 0, 900, 2500)];
+        let mut sampled = proc(25, 10, 0);
+        sampled.threads.push(Thread {
+            tid: 26,
+            name: tl.strings.intern("stallscope"),
+            samples: vec![cpu(1000, 0), cpu(2000, 900)],
+            ..Default::default()
+        });
+        tl.processes
+            .extend([busy, reader, sleeper, pool, dozing, sampled]);
+        let pids = |v: Vec<usize>| -> Vec<u32> { v.iter().map(|&i| tl.processes[i].pid).collect() };
+        assert_eq!(pids(producer_processes(&tl, 0)), [20, 21, 22, 23, 24, 25]);
+        assert_eq!(pids(feeding_processes(&tl, 0, window)), [20, 21, 22]);
+        let cx = Context::new(&tl, window);
+        let fed: Vec<u32> = cx.producers(0, 0).iter().map(|r| r.0).collect();
+        assert_eq!(fed, [1, 2, 3]);
+        // Later, all were idle: then all of them are kept (the trainer
+        // starved them), none dropped.
+        assert_eq!(feeding_processes(&tl, 0, (2500, 2900)).len(), 6);
     }
 
     #[test]

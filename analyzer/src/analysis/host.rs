@@ -19,8 +19,8 @@ use crate::model::{HostSpan, IoObject, Ns, Process, SpanKind, StrId, Thread, Tim
 pub enum Role {
     /// Launched GPU work.
     Trainer,
-    /// Fed a trainer (its producers: DataLoader workers, pipe peers); in a
-    /// host-only recording, any process the main process started.
+    /// Fed a trainer in the window (its producers: DataLoader workers, pipe
+    /// peers); in a host-only recording, any process the main process started.
     Worker,
     /// Started the job and waited for it: an ancestor of a trainer or of the
     /// main process (a shell, torchrun, a pyenv shim), or an image that exec'd
@@ -29,7 +29,9 @@ pub enum Role {
     /// Host-only recordings: the process the job's work starts from (the
     /// first below the launchers).
     Main,
-    /// Anything else (a helper a launcher ran beside the job).
+    /// Anything else: a helper a launcher ran beside the job, or one the
+    /// trainer started that sat idle through the window (torch.compile's
+    /// worker pool once the model is compiled).
     Other,
 }
 
@@ -174,7 +176,7 @@ impl FileSums {
 /// Host analysis over `window` (see the module comment for why the window).
 pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
     let (w0, w1) = window;
-    let roles = roles(tl);
+    let roles = roles(tl, window);
     let mut fs: Vec<IoWait> = Vec::new();
     let mut fs_index: FxHashMap<&'static str, usize> = FxHashMap::default();
     let mut files = FileSums::default();
@@ -325,20 +327,20 @@ pub fn is_trainer(p: &Process) -> bool {
         .any(|t| t.spans.iter().any(|s| s.kind.is_named() && s.arg != 0))
 }
 
-/// Each process's role. With trainers: trainers, their producers (workers),
-/// their ancestors and the images that exec'd into them (launchers), the
-/// rest other. Without (host-only): from each root of the process tree,
-/// processes that only started exec'd children and waited for them are
-/// launchers; the first that is not is the main process, and everything
-/// below it a worker.
-pub fn roles(tl: &Timeline) -> Vec<Role> {
+/// Each process's role. With trainers: trainers, their producers that worked
+/// in `window` (workers), their ancestors and the images that exec'd into
+/// them (launchers), the rest other. Without (host-only): from each root of
+/// the process tree, processes that only started exec'd children and waited
+/// for them are launchers; the first that is not is the main process, and
+/// everything below it a worker.
+pub fn roles(tl: &Timeline, window: (Ns, Ns)) -> Vec<Role> {
     let n = tl.processes.len();
     let mut roles = vec![Role::Other; n];
     let by_pid = latest_images(tl);
     let trainers: Vec<usize> = (0..n).filter(|&i| is_trainer(&tl.processes[i])).collect();
     if !trainers.is_empty() {
         for &t in &trainers {
-            for w in super::context::producer_processes(tl, t) {
+            for w in super::context::feeding_processes(tl, t, window) {
                 roles[w] = Role::Worker;
             }
         }
@@ -649,7 +651,7 @@ mod tests {
             .push(proc(8, 3, "bash pyenv-which python", 4, 5));
         // Something unrelated the recording caught (no recorded parent).
         tl.processes.push(proc(50, 40, "python other.py", 10, 20));
-        let r = roles(&tl);
+        let r = roles(&tl, (Ns::MIN, Ns::MAX));
         assert_eq!(
             names(&tl, &r),
             vec![
@@ -671,12 +673,12 @@ mod tests {
         let mut tl = Timeline::new(Source::Native, "t");
         tl.processes.push(proc(3, 1, "python main.py", 0, 1000));
         tl.processes.push(proc(4, 3, "python main.py", 10, 990));
-        let r = roles(&tl);
+        let r = roles(&tl, (Ns::MIN, Ns::MAX));
         assert_eq!(names(&tl, &r), vec![(3, "main"), (4, "worker")]);
         let mut tl = Timeline::new(Source::Native, "t");
         tl.processes.push(proc(3, 1, "python main.py", 0, 1000));
         tl.processes.push(proc(4, 3, "uname -a", 10, 20));
-        let r = roles(&tl);
+        let r = roles(&tl, (Ns::MIN, Ns::MAX));
         assert_eq!(names(&tl, &r), vec![(3, "main"), (4, "worker")]);
     }
 
@@ -697,7 +699,7 @@ mod tests {
         }];
         tl.processes.push(trainer);
         tl.processes.push(proc(11, 10, "python train.py", 40, 980));
-        let r = roles(&tl);
+        let r = roles(&tl, (Ns::MIN, Ns::MAX));
         assert_eq!(
             names(&tl, &r),
             vec![

@@ -409,7 +409,7 @@ impl Report {
         // Producers, not every child: a wrapper's helpers are not workers.
         let mut workers: Vec<usize> = trainer_ix
             .iter()
-            .flat_map(|&i| crate::analysis::context::producer_processes(tl, i))
+            .flat_map(|&i| crate::analysis::context::feeding_processes(tl, i, d.window))
             .filter(|&i| !trainers.contains(&tl.processes[i].pid))
             .collect();
         workers.sort_unstable();

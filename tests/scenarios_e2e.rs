@@ -493,12 +493,13 @@ fn o_workers_started_each_epoch_count_once_and_are_kept() {
     );
 }
 
-/// torch.compile's worker pool: a subprocess of the trainer and the eight
-/// compile workers it forked, all idle through the steps, beside two
-/// DataLoader workers whose batches cost 100 ms of CPU. The pool feeds no
-/// batches: it is neither counted among the producers (which made the two
-/// busy workers look starved, 11 of them on CPU 19% of the wait) nor in the
-/// worker count the fix doubles.
+/// torch.compile's worker pool (a subprocess of the trainer, on a CPU 10% of
+/// the time as a metrics service is, and the eight compile workers it
+/// forked, idle) and an idle fork of the trainer waiting on a Unix socket,
+/// beside two DataLoader workers whose batches cost 100 ms of CPU. None of
+/// the helpers feeds batches: they are neither counted among the producers
+/// (which made the two busy workers look starved, 12 of them on CPU 19% of
+/// the wait) nor in the worker count the fix doubles.
 #[test]
 fn p_an_idle_compile_worker_pool_is_not_the_data_loader() {
     let (r, _) = check_estimate_with("compile_pool", "data", Some("cpu"), Wrap::None);
@@ -522,4 +523,18 @@ fn p_an_idle_compile_worker_pool_is_not_the_data_loader() {
         .collect();
     assert_eq!(pool.len(), 9, "{pool:?}");
     assert!(pool.iter().all(|p| p["role"] == "other"), "{pool:?}");
+    // Of the trainer's forks, the idle one is a helper too.
+    let forks: Vec<&Value> = r["host"]["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["command"] == r["command"] && p["role"] != "trainer")
+        .collect();
+    let roles: Vec<&str> = forks.iter().map(|p| p["role"].as_str().unwrap()).collect();
+    assert_eq!(roles.len(), 3, "{forks:?}");
+    assert_eq!(
+        roles.iter().filter(|&&r| r == "other").count(),
+        1,
+        "{forks:?}"
+    );
 }

@@ -406,11 +406,10 @@ fn before_first_sample(p: &Process, th: &Thread, t: Ns, ts: Ns, value: u64) -> f
 const IDLE_CPU_SHARE: f64 = 0.02;
 
 /// Whether process `pi` worked in [x, y): CPU time beside the shim's own
-/// thread for at least
-/// [`IDLE_CPU_SHARE`] of the time it was alive there, or host work
-/// other than waiting for a pipe, a lock or a poll (a file read, a socket, a
-/// sleep that paces remote storage). A process blocked on a pipe throughout
-/// feeds no one.
+/// thread for at least [`IDLE_CPU_SHARE`] of the time it was alive there,
+/// or host work other than waiting for a pipe, a Unix socket, a lock or a
+/// poll (a file read, the network, a sleep that paces remote storage). A
+/// process blocked on local IPC throughout feeds no one.
 pub fn worked_in(tl: &Timeline, pi: usize, x: Ns, y: Ns) -> bool {
     let p = &tl.processes[pi];
     let (start, end) = lifetime(p);
@@ -432,9 +431,11 @@ pub fn worked_in(tl: &Timeline, pi: usize, x: Ns, y: Ns) -> bool {
         SpanKind::Host(
             HostOp::Poll | HostOp::Select | HostOp::EpollWait | HostOp::SemWait | HostOp::CondWait,
         ) => true,
-        SpanKind::Host(HostOp::Read | HostOp::Readv) => {
-            p.object(s.id).is_some_and(|o| o.class == FdClass::Pipe)
-        }
+        // Local IPC (multiprocessing's queues are pipes, its Pipe() and
+        // managers Unix sockets); a network read is work.
+        SpanKind::Host(HostOp::Read | HostOp::Readv | HostOp::Recv) => p
+            .object(s.id)
+            .is_some_and(|o| matches!(o.class, FdClass::Pipe | FdClass::UnixSocket)),
         SpanKind::Host(HostOp::Sleep) => s.ts < x,
         _ => false,
     };
@@ -485,9 +486,12 @@ pub fn most_at_once<'p>(procs: impl Iterator<Item = &'p Process>) -> usize {
     most.max(0) as usize
 }
 
-/// The processes that feed process `pi`: its descendants (DataLoader or pool
-/// workers, at any depth) and the peers it reads from through pipes. Never
-/// its ancestors or launchers (a shell, env, pyenv shims, torchrun).
+/// The processes that feed process `pi`: its workers (forks of it and
+/// multiprocessing children: DataLoader or pool workers) with all they
+/// start, and the peers it reads from through pipes. Never its ancestors or
+/// launchers (a shell, env, pyenv shims, torchrun), nor the other programs
+/// it runs (wandb's service, torch.compile's worker pool, tools) unless it
+/// reads their output.
 ///
 /// A wrapper that execs the trainer keeps its pid, so children the wrapper
 /// forked before the exec (pyenv's helper commands) have the trainer's pid
@@ -508,11 +512,17 @@ pub fn producer_processes(tl: &Timeline, pi: usize) -> Vec<usize> {
     while cur != 0 && ancestors.insert(cur) {
         cur = by_pid.get(&cur).map_or(0, |&i| tl.processes[i].ppid);
     }
+    // A child that runs another program (wandb's service, torch.compile's
+    // worker pool, a tool) is a helper, and so is all it starts; a fork of
+    // the trainer (its command line) or a multiprocessing child (spawn,
+    // forkserver) is a worker, and so is all it starts (a decoder it reads).
+    let worker_like =
+        |c: &Process| c.cmdline == me.cmdline || c.cmdline.contains("multiprocessing");
     let descends = |c: &Process| {
         let mut c = c;
         for _ in 0..64 {
             if c.ppid == me.pid {
-                return c.start >= me.start;
+                return c.start >= me.start && worker_like(c);
             }
             match by_pid.get(&c.ppid) {
                 Some(&i) if tl.processes[i].pid != c.pid => c = &tl.processes[i],
@@ -557,6 +567,8 @@ pub fn producer_processes(tl: &Timeline, pi: usize) -> Vec<usize> {
         .filter(|&(i, c)| {
             i != pi
                 && c.pid != me.pid
+                // An image that exec'd is its next image's start-up.
+                && by_pid.get(&c.pid) == Some(&i)
                 && !ancestors.contains(&c.pid)
                 && (descends(c)
                     || c.objects
@@ -647,6 +659,37 @@ mod tests {
     }
 
     #[test]
+    fn programs_the_trainer_runs_are_helpers_and_what_its_workers_run_feeds_it() {
+        let mut tl = Timeline::new(Source::Native, "t");
+        let cmd = |mut p: Process, c: &str| {
+            p.cmdline = c.to_string();
+            p
+        };
+        tl.processes.push(cmd(proc(10, 1, 0), "python train.py"));
+        // A forked worker and the decoder it pipes from; a spawned worker.
+        tl.processes.push(cmd(proc(20, 10, 10), "python train.py"));
+        tl.processes
+            .push(cmd(proc(21, 20, 20), "ffmpeg -i clip.mp4 -"));
+        let spawned = "python -c from multiprocessing.spawn import spawn_main; spawn_main()";
+        tl.processes.push(cmd(proc(22, 10, 30), spawned));
+        // wandb's service, started as a fork that exec'd, and a thread pool
+        // it forked; torch.compile's worker pool.
+        tl.processes.push(cmd(proc(30, 10, 40), "python train.py"));
+        tl.processes
+            .push(cmd(proc(30, 10, 41), "python -m wandb service"));
+        tl.processes
+            .push(cmd(proc(31, 30, 50), "python -m wandb service"));
+        tl.processes
+            .push(cmd(proc(40, 10, 60), "python compile_worker/__main__.py"));
+        let mut pids: Vec<u32> = producer_processes(&tl, 0)
+            .iter()
+            .map(|&i| tl.processes[i].pid)
+            .collect();
+        pids.sort_unstable();
+        assert_eq!(pids, [20, 21, 22]);
+    }
+
+    #[test]
     fn workers_of_each_epoch_count_once_and_later_ones_are_restarts() {
         let mut tl = Timeline::new(Source::Native, "t");
         let cmd = |mut p: Process, c: &str| {
@@ -664,10 +707,23 @@ mod tests {
                 tl.processes.push(w);
             }
         }
-        // And a tool the loop ran once, after the last epoch.
-        let mut tool = cmd(proc(30, 10, 1100), "git rev-parse HEAD");
+        // And tools the loop ran once, after the last epoch: one whose
+        // output it read (a pipe peer), one it did not (no producer).
+        let mut tool = cmd(proc(30, 10, 1100), "nvidia-smi");
         tool.end = 1150;
+        tool.objects = vec![pipe(1, 55)];
         tl.processes.push(tool);
+        let mut other = cmd(proc(31, 10, 1100), "git rev-parse HEAD");
+        other.end = 1150;
+        tl.processes.push(other);
+        tl.processes[0].objects = vec![pipe(1, 55)];
+        tl.processes[0].threads[0].spans = vec![HostSpan {
+            ts: 1120,
+            dur: 10,
+            arg: 0,
+            id: 1,
+            kind: SpanKind::Host(HostOp::Read),
+        }];
         let cx = Context::new(&tl, (100, 1200));
         let producers = cx.producers(0, 0);
         assert_eq!(producers.len(), 7);
@@ -722,12 +778,18 @@ mod tests {
         let mut sleeper = proc(22, 10, 0);
         sleeper.threads[0].spans = vec![span(HostOp::Sleep, 0, 1200, 1300)];
         // Idle: blocked on a pipe from before the window to after it (with
-        // 1% of it on a CPU, waking up); in a sleep begun before it; the
-        // shim's own sampler thread on a CPU.
+        // 1% of it on a CPU, waking up), or on a Unix socket; in a sleep
+        // begun before it; the shim's own sampler thread on a CPU.
         let mut pool = proc(23, 10, 0);
         pool.objects = vec![pipe(1, 6)];
         pool.threads[0].spans = vec![span(HostOp::Read, 1, 500, 3000)];
         pool.threads[0].samples = vec![cpu(1000, 5), cpu(2000, 15)];
+        let mut manager = proc(27, 10, 0);
+        manager.objects = vec![IoObject {
+            class: FdClass::UnixSocket,
+            ..pipe(1, 7)
+        }];
+        manager.threads[0].spans = vec![span(HostOp::Recv, 1, 800, 2800)];
         let mut dozing = proc(24, 10, 0);
         dozing.threads[0].spans = vec![span(HostOp::Sleep, 0, 900, 2500)];
         let mut sampled = proc(25, 10, 0);
@@ -738,16 +800,19 @@ mod tests {
             ..Default::default()
         });
         tl.processes
-            .extend([busy, reader, sleeper, pool, dozing, sampled]);
+            .extend([busy, reader, sleeper, pool, dozing, sampled, manager]);
         let pids = |v: Vec<usize>| -> Vec<u32> { v.iter().map(|&i| tl.processes[i].pid).collect() };
-        assert_eq!(pids(producer_processes(&tl, 0)), [20, 21, 22, 23, 24, 25]);
+        assert_eq!(
+            pids(producer_processes(&tl, 0)),
+            [20, 21, 22, 23, 24, 25, 27]
+        );
         assert_eq!(pids(feeding_processes(&tl, 0, window)), [20, 21, 22]);
         let cx = Context::new(&tl, window);
         let fed: Vec<u32> = cx.producers(0, 0).iter().map(|r| r.0).collect();
         assert_eq!(fed, [1, 2, 3]);
         // Later, all were idle: then all of them are kept (the trainer
         // starved them), none dropped.
-        assert_eq!(feeding_processes(&tl, 0, (2500, 2900)).len(), 6);
+        assert_eq!(feeding_processes(&tl, 0, (2500, 2900)).len(), 7);
     }
 
     #[test]

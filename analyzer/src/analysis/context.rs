@@ -297,11 +297,16 @@ impl<'a> Context<'a> {
         (y.min(end) - x.max(start)).max(0)
     }
 
-    /// The most of `producers` alive at once (by their processes'
-    /// lifetimes): the number of workers, however many epochs re-created
-    /// them.
-    pub fn at_once(&self, producers: &[ThreadRef]) -> usize {
-        most_at_once(producers.iter().map(|&r| self.process(r)))
+    /// The most of the worker processes among `producers` (of process `pi`,
+    /// see [`is_worker`]) alive at once, by their lifetimes: the number of
+    /// workers, however many epochs re-created them. A tool whose output
+    /// `pi` read while they ran (nvidia-smi) is no worker; where no producer
+    /// is a worker (a decoder `pi` pipes from), all count.
+    pub fn at_once(&self, pi: u32, producers: &[ThreadRef]) -> usize {
+        let me = &self.tl.processes[pi as usize];
+        let procs: Vec<&Process> = producers.iter().map(|&r| self.process(r)).collect();
+        let workers: Vec<&Process> = procs.iter().copied().filter(|p| is_worker(me, p)).collect();
+        most_at_once(if workers.is_empty() { procs } else { workers }.into_iter())
     }
 
     /// How many of the worker processes among `producers` (of process `pi`)
@@ -315,8 +320,7 @@ impl<'a> Context<'a> {
         producers
             .iter()
             .map(|&r| self.process(r))
-            .filter(|p| p.start > self.window.0 && p.pid != me.pid)
-            .filter(|p| p.cmdline == me.cmdline || p.cmdline.contains("multiprocessing"))
+            .filter(|p| p.start > self.window.0 && p.pid != me.pid && is_worker(me, p))
             .count()
     }
 
@@ -327,10 +331,10 @@ impl<'a> Context<'a> {
     /// `pin_memory=True`, ProcessPoolExecutor) to the workers behind it.
     ///
     /// Producers idle through the whole window are left out while any worked:
-    /// helpers a trainer starts and never feeds on (torch.compile's worker
-    /// pool once the model is compiled, multiprocessing's resource tracker)
-    /// sit blocked on a pipe, and counting them made the workers look
-    /// starved and their number too large.
+    /// helpers that sit blocked on a pipe or socket (multiprocessing's
+    /// resource tracker, a Manager's server between calls) feed no batches,
+    /// and counting them made the workers look starved and their number too
+    /// large.
     pub fn producers(&self, pi: u32, except: u32) -> Vec<ThreadRef> {
         let mut out = Vec::new();
         let all = producer_processes(self.tl, pi as usize);
@@ -486,6 +490,12 @@ pub fn most_at_once<'p>(procs: impl Iterator<Item = &'p Process>) -> usize {
     most.max(0) as usize
 }
 
+/// Whether `p` is a worker of `me`: a fork of it (its command line) or a
+/// multiprocessing child (spawn, forkserver).
+fn is_worker(me: &Process, p: &Process) -> bool {
+    p.cmdline == me.cmdline || p.cmdline.contains("multiprocessing")
+}
+
 /// The processes that feed process `pi`: its workers (forks of it and
 /// multiprocessing children: DataLoader or pool workers) with all they
 /// start, and the peers it reads from through pipes. Never its ancestors or
@@ -513,16 +523,13 @@ pub fn producer_processes(tl: &Timeline, pi: usize) -> Vec<usize> {
         cur = by_pid.get(&cur).map_or(0, |&i| tl.processes[i].ppid);
     }
     // A child that runs another program (wandb's service, torch.compile's
-    // worker pool, a tool) is a helper, and so is all it starts; a fork of
-    // the trainer (its command line) or a multiprocessing child (spawn,
-    // forkserver) is a worker, and so is all it starts (a decoder it reads).
-    let worker_like =
-        |c: &Process| c.cmdline == me.cmdline || c.cmdline.contains("multiprocessing");
+    // worker pool, a tool) is a helper, and so is all it starts; a worker
+    // is a producer, and so is all it starts (a decoder it reads).
     let descends = |c: &Process| {
         let mut c = c;
         for _ in 0..64 {
             if c.ppid == me.pid {
-                return c.start >= me.start && worker_like(c);
+                return c.start >= me.start && is_worker(me, c);
             }
             match by_pid.get(&c.ppid) {
                 Some(&i) if tl.processes[i].pid != c.pid => c = &tl.processes[i],
@@ -707,18 +714,18 @@ mod tests {
                 tl.processes.push(w);
             }
         }
-        // And tools the loop ran once, after the last epoch: one whose
-        // output it read (a pipe peer), one it did not (no producer).
-        let mut tool = cmd(proc(30, 10, 1100), "nvidia-smi");
-        tool.end = 1150;
+        // And tools the loop ran once, in the last epoch: one whose output
+        // it read (a pipe peer, but no worker), one it did not (no producer).
+        let mut tool = cmd(proc(30, 10, 750), "nvidia-smi");
+        tool.end = 800;
         tool.objects = vec![pipe(1, 55)];
         tl.processes.push(tool);
-        let mut other = cmd(proc(31, 10, 1100), "git rev-parse HEAD");
-        other.end = 1150;
+        let mut other = cmd(proc(31, 10, 750), "git rev-parse HEAD");
+        other.end = 800;
         tl.processes.push(other);
         tl.processes[0].objects = vec![pipe(1, 55)];
         tl.processes[0].threads[0].spans = vec![HostSpan {
-            ts: 1120,
+            ts: 760,
             dur: 10,
             arg: 0,
             id: 1,
@@ -727,7 +734,7 @@ mod tests {
         let cx = Context::new(&tl, (100, 1200));
         let producers = cx.producers(0, 0);
         assert_eq!(producers.len(), 7);
-        assert_eq!(cx.at_once(&producers), 2);
+        assert_eq!(cx.at_once(0, &producers), 2);
         // The later epochs' workers; not the tool.
         assert_eq!(cx.started_in_window(0, &producers), 4);
         // Alive over part of [300, 500): the first epoch's until 400, the

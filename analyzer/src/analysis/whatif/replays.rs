@@ -156,7 +156,7 @@ impl DataModel {
             _ => cx.producers(launcher.0, launcher.1),
         };
         // Workers re-created each epoch count once.
-        let workers = Some(cx.at_once(&producers)).filter(|&n| n > 0);
+        let workers = Some(cx.at_once(launcher.0, &producers)).filter(|&n| n > 0);
         // Time the producers waited for a CPU (a build or another job on
         // the machine slows the batches down; the fix's workers are assumed
         // to get cores), per batch per worker; under a twentieth of the

@@ -312,9 +312,8 @@ impl<'a> Context<'a> {
     /// How many of the worker processes among `producers` (of process `pi`)
     /// started inside the window: workers the DataLoader created again for a
     /// later epoch (persistent_workers off), not ones started before the
-    /// first step. Workers are forks of `pi` (its command line) or children
-    /// of multiprocessing's spawn and forkserver; a tool the loop runs now
-    /// and then is neither.
+    /// first step (see [`is_worker`]: a tool the loop runs now and then is
+    /// none).
     pub fn started_in_window(&self, pi: u32, producers: &[ThreadRef]) -> usize {
         let me = &self.tl.processes[pi as usize];
         producers
@@ -491,9 +490,10 @@ pub fn most_at_once<'p>(procs: impl Iterator<Item = &'p Process>) -> usize {
 }
 
 /// Whether `p` is a worker of `me`: a fork of it (its command line) or a
-/// multiprocessing child (spawn, forkserver).
+/// child of multiprocessing's spawn or forkserver (or of `multiprocess`, the
+/// copy of it that Hugging Face datasets use).
 fn is_worker(me: &Process, p: &Process) -> bool {
-    p.cmdline == me.cmdline || p.cmdline.contains("multiprocessing")
+    p.cmdline == me.cmdline || p.cmdline.contains("multiprocess")
 }
 
 /// The processes that feed process `pi`: its workers (forks of it and
@@ -679,6 +679,8 @@ mod tests {
             .push(cmd(proc(21, 20, 20), "ffmpeg -i clip.mp4 -"));
         let spawned = "python -c from multiprocessing.spawn import spawn_main; spawn_main()";
         tl.processes.push(cmd(proc(22, 10, 30), spawned));
+        let dill = "python -c from multiprocess.spawn import spawn_main; spawn_main()";
+        tl.processes.push(cmd(proc(23, 10, 30), dill));
         // wandb's service, started as a fork that exec'd, and a thread pool
         // it forked; torch.compile's worker pool.
         tl.processes.push(cmd(proc(30, 10, 40), "python train.py"));
@@ -693,7 +695,7 @@ mod tests {
             .map(|&i| tl.processes[i].pid)
             .collect();
         pids.sort_unstable();
-        assert_eq!(pids, [20, 21, 22]);
+        assert_eq!(pids, [20, 21, 22, 23]);
     }
 
     #[test]

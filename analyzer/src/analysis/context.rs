@@ -630,13 +630,7 @@ mod tests {
         trainer.objects = vec![pipe(1, 77), pipe(2, 88)];
         trainer.threads.push(Thread {
             tid: 15,
-            spans: vec![HostSpan {
-                ts: 150,
-                dur: 10,
-                arg: 0,
-                id: 1,
-                kind: SpanKind::Host(HostOp::Read),
-            }],
+            spans: vec![span(HostOp::Read, 1, 150, 160)],
             ..Default::default()
         });
         tl.processes.push(trainer);
@@ -726,13 +720,7 @@ mod tests {
         other.end = 800;
         tl.processes.push(other);
         tl.processes[0].objects = vec![pipe(1, 55)];
-        tl.processes[0].threads[0].spans = vec![HostSpan {
-            ts: 760,
-            dur: 10,
-            arg: 0,
-            id: 1,
-            kind: SpanKind::Host(HostOp::Read),
-        }];
+        tl.processes[0].threads[0].spans = vec![span(HostOp::Read, 1, 760, 770)];
         let cx = Context::new(&tl, (100, 1200));
         let producers = cx.producers(0, 0);
         assert_eq!(producers.len(), 7);
@@ -758,15 +746,19 @@ mod tests {
         }
     }
 
-    fn cpu(ts: Ns, cpu_ns: u64) -> Sample {
+    fn sample(ts: Ns, cpu_ns: u64, run_delay_ns: u64) -> Sample {
         Sample {
             ts,
             cpu_ns,
-            run_delay_ns: 0,
+            run_delay_ns,
             majflt: 0,
             minflt: 0,
-            state: b'S',
+            state: b'R',
         }
+    }
+
+    fn cpu(ts: Ns, cpu_ns: u64) -> Sample {
+        sample(ts, cpu_ns, 0)
     }
 
     #[test]
@@ -830,14 +822,6 @@ mod tests {
         // Forked at 1000, first sampled at its first hooked call, 100 later,
         // with 90 of CPU and 10 of run delay behind it.
         let mut w = proc(20, 10, 1000);
-        let sample = |ts, cpu_ns, run_delay_ns| Sample {
-            ts,
-            cpu_ns,
-            run_delay_ns,
-            majflt: 0,
-            minflt: 0,
-            state: b'R',
-        };
         w.threads[0].samples = vec![sample(1100, 90, 10), sample(1200, 180, 10)];
         // A thread of its own, started at some unknown time.
         w.threads.push(Thread {

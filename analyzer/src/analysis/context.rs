@@ -305,8 +305,7 @@ impl<'a> Context<'a> {
     pub fn at_once(&self, pi: u32, producers: &[ThreadRef]) -> usize {
         let me = &self.tl.processes[pi as usize];
         let procs: Vec<&Process> = producers.iter().map(|&r| self.process(r)).collect();
-        let workers: Vec<&Process> = procs.iter().copied().filter(|p| is_worker(me, p)).collect();
-        most_at_once(if workers.is_empty() { procs } else { workers }.into_iter())
+        workers_at_once(&[me], procs)
     }
 
     /// How many of the worker processes among `producers` (of process `pi`)
@@ -463,6 +462,43 @@ pub fn working_or_all(tl: &Timeline, procs: Vec<usize>, x: Ns, y: Ns) -> Vec<usi
 /// `window`: its workers.
 pub fn feeding_processes(tl: &Timeline, pi: usize, window: (Ns, Ns)) -> Vec<usize> {
     working_or_all(tl, producer_processes(tl, pi), window.0, window.1)
+}
+
+/// The processes feeding the trainers (processes that launched GPU work,
+/// [`super::host::is_trainer`]) in `window`, each once (see
+/// [`feeding_processes`]), and the most of their workers alive at once (see
+/// [`workers_at_once`]): the report's `processes.workers` and
+/// `workers_at_once`.
+pub fn trainer_workers(tl: &Timeline, window: (Ns, Ns)) -> (usize, usize) {
+    let trainers: Vec<&Process> = tl
+        .processes
+        .iter()
+        .filter(|p| super::host::is_trainer(p))
+        .collect();
+    let mut feeding: Vec<usize> = (0..tl.processes.len())
+        .filter(|&i| super::host::is_trainer(&tl.processes[i]))
+        .flat_map(|i| feeding_processes(tl, i, window))
+        .filter(|&i| trainers.iter().all(|t| t.pid != tl.processes[i].pid))
+        .collect();
+    feeding.sort_unstable();
+    feeding.dedup();
+    let procs: Vec<&Process> = feeding.iter().map(|&i| &tl.processes[i]).collect();
+    (feeding.len(), workers_at_once(&trainers, procs))
+}
+
+/// The most of the workers among `procs` (processes feeding `trainers`: a
+/// fork or multiprocessing child of one of them, see [`is_worker`]) alive at
+/// once: the number of DataLoader workers, however many epochs re-created
+/// them, which the data fix doubles. A tool whose output a trainer read
+/// while they ran (nvidia-smi) is no worker; where none is a worker (a
+/// decoder a trainer pipes from), all count.
+pub fn workers_at_once(trainers: &[&Process], procs: Vec<&Process>) -> usize {
+    let workers: Vec<&Process> = procs
+        .iter()
+        .copied()
+        .filter(|p| trainers.iter().any(|me| is_worker(me, p)))
+        .collect();
+    most_at_once(if workers.is_empty() { procs } else { workers }.into_iter())
 }
 
 /// A process's start and end; one whose end is not known (a timeline built
@@ -734,6 +770,15 @@ mod tests {
             .map(|&r| cx.alive_in(r, 300, 500))
             .collect();
         assert_eq!(alive, [100, 100, 100, 100, 0, 0, 0]);
+        // The report's counts agree: seven feed the trainer (one of them
+        // the tool), two workers at a time (not three while the tool ran).
+        assert_eq!(trainer_workers(&tl, (100, 1200)), (0, 0), "no trainer yet");
+        tl.processes[0].threads[0].spans.push(HostSpan {
+            kind: SpanKind::CudaRuntime,
+            arg: 1,
+            ..span(HostOp::Read, 1, 780, 790)
+        });
+        assert_eq!(trainer_workers(&tl, (100, 1200)), (7, 2));
     }
 
     fn span(op: HostOp, id: u32, ts: Ns, end: Ns) -> HostSpan {

@@ -407,16 +407,7 @@ impl Report {
             .collect();
         let trainers: Vec<u32> = trainer_ix.iter().map(|&i| tl.processes[i].pid).collect();
         // Producers, not every child: a wrapper's helpers are not workers.
-        let mut workers: Vec<usize> = trainer_ix
-            .iter()
-            .flat_map(|&i| crate::analysis::context::feeding_processes(tl, i, d.window))
-            .filter(|&i| !trainers.contains(&tl.processes[i].pid))
-            .collect();
-        workers.sort_unstable();
-        workers.dedup();
-        let workers_at_once =
-            crate::analysis::context::most_at_once(workers.iter().map(|&i| &tl.processes[i]));
-        let workers = workers.len();
+        let (workers, workers_at_once) = crate::analysis::context::trainer_workers(tl, d.window);
         let command = trainer_ix
             .first()
             .map(|&i| &tl.processes[i])

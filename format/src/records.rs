@@ -252,7 +252,7 @@ fixed_records! {
         16 dev: u64,
         24 ino: u64,
         32 fs_magic: u32,
-        /// String id of the path (files) or a description ("pipe:[123]").
+        /// String id of the path (files) or a description (`pipe:[123]`).
         36 path: u32,
         40 fd: i32,
     }

@@ -8,9 +8,9 @@
 //! * [`recorder`]: the plain Rust API the hooks call: a clock read, a
 //!   reentrancy guard and per-thread counters on the hot path; span records,
 //!   fd classification and chunk management on the cold path.
-//! * [`trace_file`]: creating, growing and mapping the file; bytes on disk are
+//! * `trace_file`: creating, growing and mapping the file; bytes on disk are
 //!   defined by `stallscope-format`.
-//! * [`sampler`], [`lifecycle`]: the background thread and process events
+//! * `sampler`, [`lifecycle`]: the background thread and process events
 //!   (start, fork, exit).
 //! * `gpu`: the CUPTI consumer (GPU kernels, copies, syncs, CUDA API calls,
 //!   allocation failures), loaded at run time.

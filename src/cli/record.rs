@@ -40,7 +40,7 @@ const LOG_NAME: &str = "stallscope.log";
 /// beside it, when that is set.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// Output directory, created with mode 0700 [default: stallscope-<date>-<time>]
+    /// Output directory, created with mode 0700 [default: stallscope-YYYYMMDD-HHMMSS]
     #[arg(short, long, value_name = "DIR", env = "STALLSCOPE_OUT")]
     pub output: Option<PathBuf>,
 

@@ -298,7 +298,7 @@ impl<'a> Context<'a> {
     }
 
     /// The most of the worker processes among `producers` (of process `pi`,
-    /// see [`is_worker`]) alive at once, by their lifetimes: the number of
+    /// see `is_worker`) alive at once, by their lifetimes: the number of
     /// workers, however many epochs re-created them. A tool whose output
     /// `pi` read while they ran (nvidia-smi) is no worker; where no producer
     /// is a worker (a decoder `pi` pipes from), all count.
@@ -311,7 +311,7 @@ impl<'a> Context<'a> {
     /// How many of the worker processes among `producers` (of process `pi`)
     /// started inside the window: workers the DataLoader created again for a
     /// later epoch (persistent_workers off), not ones started before the
-    /// first step (see [`is_worker`]: a tool the loop runs now and then is
+    /// first step (see `is_worker`: a tool the loop runs now and then is
     /// none).
     pub fn started_in_window(&self, pi: u32, producers: &[ThreadRef]) -> usize {
         let me = &self.tl.processes[pi as usize];
@@ -408,7 +408,7 @@ fn before_first_sample(p: &Process, th: &Thread, t: Ns, ts: Ns, value: u64) -> f
 const IDLE_CPU_SHARE: f64 = 0.02;
 
 /// Whether process `pi` worked in [x, y): CPU time beside the shim's own
-/// thread for at least [`IDLE_CPU_SHARE`] of the time it was alive there,
+/// thread for at least `IDLE_CPU_SHARE` of the time it was alive there,
 /// or host work other than waiting for a pipe, a Unix socket, a lock or a
 /// poll (a file read, the network, a sleep that paces remote storage). A
 /// process blocked on local IPC throughout feeds no one.
@@ -487,7 +487,7 @@ pub fn trainer_workers(tl: &Timeline, window: (Ns, Ns)) -> (usize, usize) {
 }
 
 /// The most of the workers among `procs` (processes feeding `trainers`: a
-/// fork or multiprocessing child of one of them, see [`is_worker`]) alive at
+/// fork or multiprocessing child of one of them, see `is_worker`) alive at
 /// once: the number of DataLoader workers, however many epochs re-created
 /// them, which the data fix doubles. A tool whose output a trainer read
 /// while they ran (nvidia-smi) is no worker; where none is a worker (a

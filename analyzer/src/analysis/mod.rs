@@ -1,4 +1,4 @@
-//! Analyses over a [`Timeline`](crate::model::Timeline): GPU busy and idle time,
+//! Analyses over a [`Timeline`]: GPU busy and idle time,
 //! steps, idle-time attribution along the critical path, precision, memory, and
 //! the ranked findings with what-if savings.
 

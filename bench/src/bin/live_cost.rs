@@ -4,11 +4,13 @@
 //! time of each poll (thread CPU clock) is the cost; the target is at most 5%
 //! of one core at a 1 s refresh.
 //!
-//!     live_cost reader [SECS] [--flight]   the reader alone (new records only)
-//!     live_cost tick [SECS]                reader + windowed diagnosis (what
-//!                                          `top` and the exporter do)
-//!     live_cost shim [ROUNDS]              a read-heavy Python job under
-//!                                          `record` with and without --metrics
+//! ```text
+//! live_cost reader [SECS] [--flight]   the reader alone (new records only)
+//! live_cost tick [SECS]                reader + windowed diagnosis (what
+//!                                      `top` and the exporter do)
+//! live_cost shim [ROUNDS]              a read-heavy Python job under
+//!                                      `record` with and without --metrics
+//! ```
 //!
 //! The event mix is 40% CUDA API calls, 40% kernels (two streams) and 20% host
 //! spans, as training jobs write them; timestamps are real CLOCK_MONOTONIC.

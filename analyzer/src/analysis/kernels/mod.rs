@@ -1,5 +1,5 @@
 //! What a GPU kernel is, from its name: vendor, library, op class, input
-//! precision and tensor-core use. The patterns are data ([`table::RULES`]);
+//! precision and tensor-core use. The patterns are data (`table::RULES`);
 //! this module holds the parsers for the type tags the libraries write into
 //! their names. A name no rule knows is [`OpClass::Other`] with an unknown
 //! precision, never FP32 by default.

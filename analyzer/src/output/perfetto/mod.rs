@@ -7,7 +7,7 @@
 //!   waits, CUDA API calls, CPU ops, Python functions and annotations (NVTX,
 //!   `record_function`); spans that overlap without nesting go to "overlap"
 //!   lane tracks;
-//! - a group track per GPU ("GPU 0: <name>") holding the "idle: cause" track
+//! - a group track per GPU ("GPU 0: `<name>`") holding the "idle: cause" track
 //!   (the diagnosis' idle gaps, named cause/sub-cause), counters and one track
 //!   per stream with kernels (grid, block, precision), copies and memsets
 //!   (bytes, memory kinds);

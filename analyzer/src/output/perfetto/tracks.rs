@@ -1,7 +1,7 @@
 //! Track layout: which tracks exist, their uuids and their descriptors.
 //!
 //! Processes and threads get process/thread tracks, so the UI groups them with
-//! their pids. Each GPU is a top-level group track ("GPU 0: <name>") whose
+//! their pids. Each GPU is a top-level group track ("GPU 0: `<name>`") whose
 //! children (in this order) are the idle-cause track, its counters and one
 //! track per stream. Steps are a top-level track. Uuids are small sequential
 //! numbers: they are written with every event, so short varints matter.

@@ -470,14 +470,14 @@ pub fn feeding_processes(tl: &Timeline, pi: usize, window: (Ns, Ns)) -> Vec<usiz
 /// [`workers_at_once`]): the report's `processes.workers` and
 /// `workers_at_once`.
 pub fn trainer_workers(tl: &Timeline, window: (Ns, Ns)) -> (usize, usize) {
-    let trainers: Vec<&Process> = tl
-        .processes
-        .iter()
-        .filter(|p| super::host::is_trainer(p))
-        .collect();
-    let mut feeding: Vec<usize> = (0..tl.processes.len())
+    let trainer_ix: Vec<usize> = (0..tl.processes.len())
         .filter(|&i| super::host::is_trainer(&tl.processes[i]))
-        .flat_map(|i| feeding_processes(tl, i, window))
+        .collect();
+    let trainers: Vec<&Process> = trainer_ix.iter().map(|&i| &tl.processes[i]).collect();
+    // An image that exec'd into a trainer shares its pid: no worker either.
+    let mut feeding: Vec<usize> = trainer_ix
+        .iter()
+        .flat_map(|&i| feeding_processes(tl, i, window))
         .filter(|&i| trainers.iter().all(|t| t.pid != tl.processes[i].pid))
         .collect();
     feeding.sort_unstable();
@@ -509,7 +509,7 @@ fn lifetime(p: &Process) -> (Ns, Ns) {
 
 /// The most of `procs` alive at once (one per entry: a process's threads
 /// each count).
-pub fn most_at_once<'p>(procs: impl Iterator<Item = &'p Process>) -> usize {
+fn most_at_once<'p>(procs: impl Iterator<Item = &'p Process>) -> usize {
     let mut edges: Vec<(Ns, i32)> = Vec::new();
     for p in procs {
         let (start, end) = lifetime(p);

@@ -464,15 +464,12 @@ pub fn feeding_processes(tl: &Timeline, pi: usize, window: (Ns, Ns)) -> Vec<usiz
     working_or_all(tl, producer_processes(tl, pi), window.0, window.1)
 }
 
-/// The processes feeding the trainers (processes that launched GPU work,
-/// [`super::host::is_trainer`]) in `window`, each once (see
-/// [`feeding_processes`]), and the most of their workers alive at once (see
-/// [`workers_at_once`]): the report's `processes.workers` and
+/// The processes feeding the trainers (`trainer_ix`: the processes that
+/// launched GPU work, [`super::host::is_trainer`]) in `window`, each once
+/// (see [`feeding_processes`]), and the most of their workers alive at once
+/// (see [`workers_at_once`]): the report's `processes.workers` and
 /// `workers_at_once`.
-pub fn trainer_workers(tl: &Timeline, window: (Ns, Ns)) -> (usize, usize) {
-    let trainer_ix: Vec<usize> = (0..tl.processes.len())
-        .filter(|&i| super::host::is_trainer(&tl.processes[i]))
-        .collect();
+pub fn trainer_workers(tl: &Timeline, trainer_ix: &[usize], window: (Ns, Ns)) -> (usize, usize) {
     let trainers: Vec<&Process> = trainer_ix.iter().map(|&i| &tl.processes[i]).collect();
     // An image that exec'd into a trainer shares its pid: no worker either.
     let mut feeding: Vec<usize> = trainer_ix
@@ -640,6 +637,11 @@ mod tests {
         }
     }
 
+    fn cmd(mut p: Process, c: &str) -> Process {
+        p.cmdline = c.to_string();
+        p
+    }
+
     fn pipe(id: u32, ino: u64) -> IoObject {
         IoObject {
             id,
@@ -698,10 +700,6 @@ mod tests {
     #[test]
     fn programs_the_trainer_runs_are_helpers_and_what_its_workers_run_feeds_it() {
         let mut tl = Timeline::new(Source::Native, "t");
-        let cmd = |mut p: Process, c: &str| {
-            p.cmdline = c.to_string();
-            p
-        };
         tl.processes.push(cmd(proc(10, 1, 0), "python train.py"));
         // A forked worker and the decoder it pipes from; a spawned worker.
         tl.processes.push(cmd(proc(20, 10, 10), "python train.py"));
@@ -731,10 +729,6 @@ mod tests {
     #[test]
     fn workers_of_each_epoch_count_once_and_later_ones_are_restarts() {
         let mut tl = Timeline::new(Source::Native, "t");
-        let cmd = |mut p: Process, c: &str| {
-            p.cmdline = c.to_string();
-            p
-        };
         tl.processes.push(cmd(proc(10, 1, 0), "python train.py"));
         // Two workers per epoch (forks: the trainer's command line): before
         // the window, then twice inside it (an epoch's workers exit before
@@ -772,13 +766,8 @@ mod tests {
         assert_eq!(alive, [100, 100, 100, 100, 0, 0, 0]);
         // The report's counts agree: seven feed the trainer (one of them
         // the tool), two workers at a time (not three while the tool ran).
-        assert_eq!(trainer_workers(&tl, (100, 1200)), (0, 0), "no trainer yet");
-        tl.processes[0].threads[0].spans.push(HostSpan {
-            kind: SpanKind::CudaRuntime,
-            arg: 1,
-            ..span(HostOp::Read, 1, 780, 790)
-        });
-        assert_eq!(trainer_workers(&tl, (100, 1200)), (7, 2));
+        assert_eq!(trainer_workers(&tl, &[], (100, 1200)), (0, 0), "no trainer");
+        assert_eq!(trainer_workers(&tl, &[0], (100, 1200)), (7, 2));
     }
 
     fn span(op: HostOp, id: u32, ts: Ns, end: Ns) -> HostSpan {

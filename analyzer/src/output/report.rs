@@ -407,7 +407,8 @@ impl Report {
             .collect();
         let trainers: Vec<u32> = trainer_ix.iter().map(|&i| tl.processes[i].pid).collect();
         // Producers, not every child: a wrapper's helpers are not workers.
-        let (workers, workers_at_once) = crate::analysis::context::trainer_workers(tl, d.window);
+        let (workers, workers_at_once) =
+            crate::analysis::context::trainer_workers(tl, &trainer_ix, d.window);
         let command = trainer_ix
             .first()
             .map(|&i| &tl.processes[i])

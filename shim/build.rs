@@ -19,7 +19,15 @@ fn main() {
     println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
     println!("cargo:rerun-if-env-changed=CC");
     let var = |k: &str| std::env::var(k).unwrap_or_default();
-    if var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" {
+    if var("CARGO_CFG_TARGET_OS") != "linux" {
+        return;
+    }
+    // The constructor's and exit hook's code is marked `.text.startup`
+    // (shim/src/lifecycle.rs). LLD, rustc's default linker here, keeps input
+    // sections in input order unless told to group these prefixes; GNU ld
+    // groups them anyway and takes the flag too.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,keep-text-section-prefix");
+    if var("CARGO_CFG_TARGET_ENV") != "gnu" {
         return;
     }
     // The linker rustc runs is a C compiler driver (`cc` unless configured).

@@ -92,26 +92,16 @@ pub fn raw_now(name: &str) -> Option<&'static [u8]> {
 
 /// A boolean variable read as [`Config::parse`] reads it, without allocating:
 /// set but empty reads as false.
+#[unsafe(link_section = ".text.startup.stallscope")] // see lifecycle::on_load
 pub fn flag_now(name: &str, default: bool) -> bool {
     set_now(name).map_or(default, flag_value)
 }
 
 /// The value of `name` in libc's environment, empty or not.
 fn set_now(name: &str) -> Option<&'static [u8]> {
-    let mut buf = [0u8; 64];
-    let n = name.len();
-    if n >= buf.len() {
-        return None;
-    }
-    buf[..n].copy_from_slice(name.as_bytes());
-    // SAFETY: NUL-terminated name; the constructor runs before the program
-    // has threads that could change the environment.
-    let p = unsafe { libc::getenv(buf.as_ptr().cast()) };
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: getenv returns a NUL-terminated string.
-    Some(unsafe { core::ffi::CStr::from_ptr(p) }.to_bytes())
+    // SAFETY: the constructor runs before the program has threads that
+    // could change the environment.
+    unsafe { crate::early::env(name.as_bytes()) }
 }
 
 fn flag_value(v: &[u8]) -> bool {

@@ -52,9 +52,10 @@ pub fn set_log_dir(out: Option<&OsStr>) {
 }
 
 fn fd2_identity() -> Option<(u64, u64)> {
-    // SAFETY: fstat into a local.
+    // SAFETY: a plain struct of integers.
     let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    (unsafe { libc::fstat(2, &mut st) } == 0).then_some((st.st_dev, st.st_ino))
+    crate::early::fstat(2, &mut st).ok()?;
+    Some((st.st_dev, st.st_ino))
 }
 
 fn stderr_is_original() -> bool {

@@ -21,6 +21,7 @@
 pub mod clock;
 pub mod config;
 mod diag;
+mod early;
 mod fd_room;
 mod fdinfo;
 mod gpu;

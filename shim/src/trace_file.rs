@@ -116,54 +116,64 @@ impl Drop for Fd {
 /// Makes `dir` (mode 0700, whatever the umask) unless it exists, and checks
 /// that it is ours and writable by no one else, so no other user can replace
 /// or plant a trace in it (issue 14, item 9).
-pub fn prepare_dir(dir: &CStr, shown: &str) -> Result<(), String> {
+///
+/// The name shown in errors is made only on error: every process calls this
+/// from the constructor, where each code page touched costs a page fault.
+#[unsafe(link_section = ".text.startup.stallscope")] // see lifecycle::on_load
+pub fn prepare_dir(dir: &CStr) -> Result<(), String> {
+    let shown = || dir.to_string_lossy();
+    // SAFETY: a plain struct of integers.
     let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    // SAFETY: valid C string and out-pointer, here and below. A stat first:
-    // the directory exists for every process but the first, and a mkdir
-    // that fails with EEXIST costs more (it locks the parent directory).
-    if unsafe { libc::stat(dir.as_ptr(), &mut st) } != 0 {
-        if errno() != libc::ENOENT {
+    // A stat first: the directory exists for every process but the first,
+    // and a mkdir that fails with EEXIST costs more (it locks the parent
+    // directory).
+    if let Err(e) = crate::early::stat(dir, &mut st) {
+        if e != libc::ENOENT {
             return Err(format!(
-                "cannot open output directory {shown}: {}",
-                strerror(errno())
+                "cannot open output directory {}: {}",
+                shown(),
+                strerror(e)
             ));
         }
+        // SAFETY: a NUL-terminated path, here and in chmod.
         if unsafe { libc::mkdir(dir.as_ptr(), 0o700) } == 0 {
             // The umask may have taken bits away; 0700 exactly.
             unsafe { libc::chmod(dir.as_ptr(), 0o700) };
         } else if errno() != libc::EEXIST {
             return Err(format!(
-                "cannot create output directory {shown}: {}",
+                "cannot create output directory {}: {}",
+                shown(),
                 strerror(errno())
             ));
         }
-        if unsafe { libc::stat(dir.as_ptr(), &mut st) } != 0 {
+        if let Err(e) = crate::early::stat(dir, &mut st) {
             return Err(format!(
-                "cannot open output directory {shown}: {}",
-                strerror(errno())
+                "cannot open output directory {}: {}",
+                shown(),
+                strerror(e)
             ));
         }
     }
-    check_dir_owner(&st, shown)
+    check_dir_owner(&st).map_err(|problem| format!("output directory {} {problem}", shown()))
 }
 
-/// Refuses a directory that belongs to someone else or that others may write.
-pub fn check_dir_owner(st: &libc::stat, shown: &str) -> Result<(), String> {
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
+/// Refuses a directory that belongs to someone else or that others may
+/// write: the problem, to follow the directory's name.
+pub fn check_dir_owner(st: &libc::stat) -> Result<(), String> {
+    let me = crate::early::geteuid();
     if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
-        return Err(format!("output directory {shown} is not a directory"));
+        return Err("is not a directory".into());
     }
     if st.st_uid != me {
         return Err(format!(
-            "output directory {shown} belongs to uid {}, not to this user (uid {me}); \
+            "belongs to uid {}, not to this user (uid {me}); \
              another user could replace the trace",
             st.st_uid
         ));
     }
     if st.st_mode & 0o022 != 0 {
         return Err(format!(
-            "output directory {shown} is writable by group or others (mode {:04o}); \
+            "is writable by group or others (mode {:04o}); \
              another user could replace the trace (chmod go-w it, or use another directory)",
             st.st_mode & 0o7777
         ));
@@ -186,7 +196,7 @@ impl TraceFile {
             .map_err(|_| "output directory name contains a NUL byte".to_string())?;
         // The directory is checked now (two system calls), so a bad one is
         // told at start-up, by every process; the file waits.
-        prepare_dir(&dir_c, &dir.to_string_lossy())?;
+        prepare_dir(&dir_c)?;
         let map_len = geo.chunk_offset(geo.chunk_count) as usize;
         // Private: a forked child gets a copy it never uses, not a share.
         let base = unsafe {
@@ -264,7 +274,7 @@ impl TraceFile {
     /// memory, and maps it in that memory's place.
     fn create(&self) -> Result<(), String> {
         let shown = &self.shown_dir;
-        prepare_dir(&self.dir, shown)?;
+        prepare_dir(&self.dir)?;
         let dirfd = unsafe {
             real::open(
                 self.dir.as_ptr(),
@@ -598,14 +608,14 @@ mod tests {
         let sub = dir.path().join("new");
         let c = CString::new(sub.to_str().unwrap()).unwrap();
         let old = unsafe { libc::umask(0) };
-        let made = prepare_dir(&c, "new");
+        let made = prepare_dir(&c);
         unsafe { libc::umask(old) };
         made.unwrap();
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&sub).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
         std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o777)).unwrap();
-        let e = prepare_dir(&c, "new").unwrap_err();
+        let e = prepare_dir(&c).unwrap_err();
         assert!(
             e.contains("new") && e.contains("writable by group or others"),
             "{e}"
@@ -614,7 +624,7 @@ mod tests {
         unsafe { libc::stat(c.as_ptr(), &mut st) };
         st.st_mode = libc::S_IFDIR | 0o700;
         st.st_uid = unsafe { libc::geteuid() }.wrapping_add(1);
-        let e = check_dir_owner(&st, "d").unwrap_err();
-        assert!(e.contains("belongs to uid"), "{e}");
+        let e = check_dir_owner(&st).unwrap_err();
+        assert!(e.starts_with("belongs to uid"), "{e}");
     }
 }

@@ -327,24 +327,42 @@ fn killpg(c: &Child, sig: i32) {
     assert_eq!(unsafe { libc::kill(-(c.id() as i32), sig) }, 0);
 }
 
-/// Item 2: the job starts with the signal dispositions `record` had.
+/// Item 2: the job starts with the signal dispositions `record` had,
+/// SIGPIPE included: Rust's runtime ignores it inside record and resets it
+/// to the default before exec, so a job whose parent ignores SIGPIPE (a
+/// launcher that traps it) would otherwise die of it under record only.
 #[test]
 fn record_leaves_signal_dispositions_alone() {
     let tmp = tempfile::tempdir().unwrap();
-    let args = ["sh", "-c", "grep -E '^Sig(Ign|Blk)' /proc/self/status"];
-    let plain = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    let out = Command::new(stallscope())
-        .args(["record", "-o"])
-        .arg(tmp.path().join("rec"))
-        .arg("--")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&plain.stdout)
-    );
+    let show = "grep -E '^Sig(Ign|Blk)' /proc/self/status";
+    for (i, parent) in ["", "trap '' PIPE; "].into_iter().enumerate() {
+        let plain = Command::new("sh")
+            .args(["-c", &format!("{parent}exec {show}")])
+            .output()
+            .unwrap();
+        let traced = Command::new("sh")
+            .args([
+                "-c",
+                &format!("{parent}exec \"$0\" record -o \"$1\" -- {show}"),
+            ])
+            .arg(stallscope())
+            .arg(tmp.path().join(format!("rec{i}")))
+            .output()
+            .unwrap();
+        assert!(traced.status.success(), "{traced:?}");
+        let (plain, traced) = (
+            String::from_utf8_lossy(&plain.stdout),
+            String::from_utf8_lossy(&traced.stdout),
+        );
+        assert_eq!(traced, plain, "parent: {parent:?}");
+        let ignored = plain
+            .lines()
+            .find_map(|l| l.strip_prefix("SigIgn:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .expect("SigIgn line");
+        let sigpipe = 1 << (libc::SIGPIPE - 1);
+        assert_eq!(ignored & sigpipe != 0, !parent.is_empty(), "{plain}");
+    }
 }
 
 /// Item 2: Ctrl-C to the process group stops the job as without record, and
@@ -829,4 +847,85 @@ fn record_flags_default_to_the_environment() {
     ] {
         assert!(h.contains(&format!("[env: {v}")), "{v} missing from:\n{h}");
     }
+}
+
+/// Issue 18, item 2: the code every process image runs (constructor, exit
+/// hook, fork handler) sits together in `.text.startup`, so a process that
+/// records nothing faults in one page of the shim's code for it, not one per
+/// function (each such fault cost 4-5 us on the test VM).
+#[test]
+fn start_up_code_sits_together() {
+    let readelf = |flag: &str| {
+        let out = Command::new("readelf")
+            .arg(flag)
+            .arg(shim())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let sections = readelf("-SW");
+    let fields: Vec<&str> = sections
+        .lines()
+        .find_map(|l| l.split_once("] .text.startup "))
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_else(|| panic!("no .text.startup section:\n{sections}"));
+    let hex = |s: &str| u64::from_str_radix(s, 16).unwrap();
+    // Type, address, offset, size.
+    let (start, size) = (hex(fields[1]), hex(fields[3]));
+    let symbols = readelf("-sW");
+    for name in [
+        "9lifecycle7on_load",
+        "9lifecycle9on_unload",
+        "9lifecycle19after_fork_in_child",
+    ] {
+        let addr = symbols
+            .lines()
+            .find(|l| l.contains(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .map(hex)
+            .unwrap_or_else(|| panic!("no symbol {name}"));
+        assert!(
+            (start..start + size).contains(&addr),
+            "{name} at {addr:#x}, outside .text.startup ({start:#x}, {size:#x} bytes)"
+        );
+    }
+}
+
+/// Item 2: the closing line comes from record's detached reporter once the
+/// job has ended: where the trace is, or why there is none, and nothing when
+/// the command cannot be started. The reporter is never the job's child.
+#[test]
+fn record_says_where_the_trace_went_when_the_job_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    let record = |dir: &str, args: &[&str]| {
+        let rec = tmp.path().join(dir);
+        // output() reads stderr to its end, which the reporter holds open.
+        let out = Command::new(stallscope())
+            .args(["record", "-o"])
+            .arg(&rec)
+            .arg("--")
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (rec, out, err)
+    };
+    let children = "import os, time; time.sleep(0.05); p = os.getpid(); \
+                    print(open(f'/proc/{p}/task/{p}/children').read().strip() or 'none')";
+    let py = python().to_str().unwrap();
+    let (rec, out, err) = record("job", &[py, "-c", children]);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "none", "{err}");
+    let said = format!("stallscope: trace in {} (1 process", rec.display());
+    assert!(err.contains(&said), "{err}");
+
+    let (_, out, err) = record("quiet", &["/bin/true"]);
+    assert!(out.status.success());
+    assert!(err.contains("stallscope: no trace was written to"), "{err}");
+
+    let (_, out, err) = record("missing", &["/no/such/program"]);
+    assert_eq!(out.status.code(), Some(127));
+    assert!(err.contains("cannot run /no/such/program"), "{err}");
+    assert!(!err.contains("trace"), "{err}");
 }

@@ -7,7 +7,8 @@
 //! `fstat`, `geteuid` and friends each sit on a page of their own that a
 //! trivial program never touches (issue 18, item 2: a process that records
 //! nothing may add at most 200 us). So the environment is read by a scan
-//! of `environ`, inlined, and the few system calls are made directly.
+//! of `environ`, inlined, and the few system calls are made directly (on
+//! x86-64; elsewhere through libc's `syscall`).
 //!
 //! Nothing here sets errno: failures come back as the error number.
 
@@ -154,42 +155,10 @@ mod raw {
     }
 }
 
-#[cfg(target_arch = "aarch64")]
-mod raw {
-    use core::arch::asm;
-
-    #[inline(always)]
-    pub unsafe fn call0(n: libc::c_long) -> isize {
-        let r;
-        // SAFETY: the caller passes a system call that takes no arguments.
-        unsafe { asm!("svc 0", in("x8") n, lateout("x0") r, options(nostack)) };
-        r
-    }
-
-    #[inline(always)]
-    pub unsafe fn call2(n: libc::c_long, a: usize, b: usize) -> isize {
-        let r;
-        // SAFETY: the caller passes valid arguments for `n`.
-        unsafe {
-            asm!("svc 0", in("x8") n, inlateout("x0") a as isize => r, in("x1") b, options(nostack))
-        };
-        r
-    }
-
-    #[inline(always)]
-    pub unsafe fn call4(n: libc::c_long, a: usize, b: usize, c: usize, d: usize) -> isize {
-        let r;
-        // SAFETY: the caller passes valid arguments for `n`.
-        unsafe {
-            asm!("svc 0", in("x8") n, inlateout("x0") a as isize => r, in("x1") b, in("x2") c,
-                 in("x3") d, options(nostack));
-        }
-        r
-    }
-}
-
-/// Elsewhere, libc's generic `syscall`, which returns -1 and sets errno.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+/// Elsewhere, libc's generic `syscall` (one page of libc's code), which
+/// returns -1 and sets errno. The raw form is only written for the
+/// architecture the project can test.
+#[cfg(not(target_arch = "x86_64"))]
 mod raw {
     fn back(r: libc::c_long) -> isize {
         if r == -1 {

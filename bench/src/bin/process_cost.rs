@@ -12,31 +12,136 @@
 //! their targets, and the load average before and after (other work on the
 //! machine moves every figure).
 //!
-//! Usage: `process_cost [ROUNDS]` after `cargo build --release --workspace`;
-//! timing runs share the machine, so run it as
-//! `flock /work/.measure.lock target/release/process_cost`.
+//! With `--against DIR` (DIR holding another build's `stallscope` and
+//! `libstallscope.so`, e.g. `target/release` of an older checkout), it ends
+//! with (d): the loop under each build's `record` and the wrapped Python job
+//! under each build's shim, all interleaved with the plain runs, so that a
+//! change is judged beside its predecessor on one machine at one time.
+//!
+//! Usage: `process_cost [ROUNDS] [--against DIR]` after
+//! `cargo build --release --workspace`; timing runs share the machine, so
+//! run it as `flock /work/.measure.lock target/release/process_cost`.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
 use anyhow::Context;
 use stallscope_bench::*;
 
+/// Another build to compare with: its CLI and its shim.
+struct Build {
+    cli: PathBuf,
+    shim: PathBuf,
+}
+
 fn main() -> anyhow::Result<()> {
-    let rounds: usize = match std::env::args().nth(1) {
-        Some(s) => s.parse().context("ROUNDS")?,
-        None => 11,
+    let mut rounds = 11;
+    let mut against = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--against" {
+            let dir = PathBuf::from(args.next().context("--against needs a directory")?);
+            let b = Build {
+                cli: dir.join("stallscope"),
+                shim: dir.join("libstallscope.so"),
+            };
+            for f in [&b.cli, &b.shim] {
+                anyhow::ensure!(f.is_file(), "{} does not exist", f.display());
+            }
+            against = Some(b);
+        } else {
+            rounds = a.parse().with_context(|| format!("ROUNDS: {a:?}"))?;
+        }
+    }
+    let ours = Build {
+        cli: built("stallscope")?,
+        shim: built("libstallscope.so")?,
     };
-    let shim = built("libstallscope.so")?;
-    let cli = built("stallscope")?;
     let py = python()?;
     let tmp = std::env::temp_dir().join(format!("stallscope-pcost-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
-    let result = run(rounds, &shim, &cli, &py, &tmp);
+    let mut result = run(rounds, &ours.shim, &ours.cli, &py, &tmp);
+    if let (Ok(()), Some(other)) = (&result, &against) {
+        result = side_by_side(rounds, &ours, other, &py, &tmp);
+    }
     let _ = std::fs::remove_dir_all(&tmp);
     result
+}
+
+/// (d): the two ratios that sit nearest their targets, for this build and
+/// `other`, every variant interleaved in each round.
+fn side_by_side(
+    rounds: usize,
+    ours: &Build,
+    other: &Build,
+    py: &Path,
+    tmp: &Path,
+) -> anyhow::Result<()> {
+    let script = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done";
+    let files = tmp.join("files");
+    let wrapped = format!(
+        "exec '{}' '{}' '{}'",
+        py.display(),
+        workload("small_files.py").display(),
+        files.display()
+    );
+    let builds = [("this build", ours), ("--against", other)];
+    // [loop, wrapped job] x [plain, this build, other]: seconds per round.
+    let mut secs = vec![vec![vec![]; 3]; 2];
+    for round in 0..3 * rounds {
+        let mut runs: Vec<(usize, usize, Command)> = vec![];
+        let mut plain = Command::new("sh");
+        plain.args(["-c", script]);
+        runs.push((0, 0, plain));
+        let mut plain = Command::new("sh");
+        plain.args(["-c", &wrapped]);
+        runs.push((1, 0, plain));
+        for (i, (_, b)) in builds.iter().enumerate() {
+            let out = tmp.join(format!("d{round}-{i}"));
+            let mut rec = Command::new(&b.cli);
+            rec.arg("record")
+                .arg("-o")
+                .arg(out.join("loop"))
+                .args(["--", "sh", "-c", script]);
+            runs.push((0, i + 1, rec));
+            let mut job = Command::new("sh");
+            job.args(["-c", &wrapped])
+                .env("LD_PRELOAD", &b.shim)
+                .env("STALLSCOPE_OUT", out.join("job"))
+                .env("STALLSCOPE_GPU", "0");
+            runs.push((1, i + 1, job));
+        }
+        let n = runs.len();
+        runs.rotate_left(round % n);
+        for (what, who, mut cmd) in runs {
+            let (t, _) = timed(&mut cmd)?;
+            secs[what][who].push(t);
+        }
+        for i in 0..builds.len() {
+            let _ = std::fs::remove_dir_all(tmp.join(format!("d{round}-{i}")));
+        }
+    }
+    println!(
+        "\n(d) side by side with --against ({} rounds, medians of paired ratios):",
+        3 * rounds
+    );
+    for (what, name) in [
+        (0, "200-process sh loop under record"),
+        (1, "sh -c 'exec python3' manyfiles"),
+    ] {
+        let plain = secs[what][0].clone();
+        for (i, (label, _)) in builds.iter().enumerate() {
+            let mut r: Vec<f64> = secs[what][i + 1]
+                .iter()
+                .zip(&plain)
+                .map(|(a, b)| a / b)
+                .collect();
+            println!("    {name}, {label}: {:.3}x", median(&mut r));
+        }
+    }
+    Ok(())
 }
 
 /// Files and bytes allocated on disk (st_blocks, what `du` counts) under `dir`.

@@ -131,21 +131,30 @@ static IDS: [AtomicU32; TABLE] = [const { AtomicU32::new(0) }; TABLE];
 static FILLED: AtomicBool = AtomicBool::new(false);
 
 /// Forgets every described object (a forked child starts a new file). The
-/// tables are 112 KB: clearing them when nothing was put there would cost
-/// every fork child of an unrecorded shell 20 fresh pages before its exec
-/// (about 80 us here; issue 18, item 2).
+/// tables are 112 KB, and a forked child shares their pages with its parent
+/// until it writes them: each page written is a page fault in the child,
+/// before it does anything else (issue 18, item 2). So nothing is written
+/// unless something was put there, and then only the slots in use.
 pub fn reset() {
     if !FILLED.swap(false, Ordering::Relaxed) {
         return;
     }
     for d in &FS_DEV {
-        d.store(FS_EMPTY, Ordering::Relaxed);
+        if d.load(Ordering::Relaxed) != FS_EMPTY {
+            d.store(FS_EMPTY, Ordering::Relaxed);
+        }
     }
-    for i in 0..TABLE {
-        IDS[i].store(0, Ordering::Relaxed);
-        KEY_DEV[i].store(0, Ordering::Relaxed);
-        KEY_INO[i].store(0, Ordering::Relaxed);
-        KEY_PATH[i].store(0, Ordering::Relaxed);
+    for table in [&KEY_DEV, &KEY_INO, &KEY_PATH] {
+        for k in table {
+            if k.load(Ordering::Relaxed) != 0 {
+                k.store(0, Ordering::Relaxed);
+            }
+        }
+    }
+    for id in &IDS {
+        if id.load(Ordering::Relaxed) != 0 {
+            id.store(0, Ordering::Relaxed);
+        }
     }
 }
 
@@ -414,6 +423,11 @@ mod tests {
             assert_eq!(id(lookup(9, ino)), ino as u32, "the newest object is found");
         }
         reset();
+        // Only slots in use are written, and every one of them is cleared.
+        let zero = |t: &[AtomicU64]| t.iter().all(|k| k.load(Ordering::Relaxed) == 0);
+        assert!(zero(&KEY_DEV) && zero(&KEY_INO) && zero(&KEY_PATH));
+        assert!(IDS.iter().all(|i| i.load(Ordering::Relaxed) == 0));
+        assert!(FS_DEV.iter().all(|d| d.load(Ordering::Relaxed) == FS_EMPTY));
     }
 
     #[test]

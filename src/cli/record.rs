@@ -248,13 +248,14 @@ fn start_live_helpers(
 /// Both the go-between and the reporter share this address space
 /// (`CLONE_VM`) instead of copying it as fork would: no page tables are
 /// copied, and at exec the kernel leaves this image's memory to the
-/// reporter instead of tearing it down, so the job starts about 0.4 ms
+/// reporter instead of tearing it down, so the job starts about 0.35 ms
 /// sooner (issue 18, item 2: a shell loop of 200 processes under record).
 /// Until the exec, the reporter only blocks in `read` on the pipe and
 /// touches nothing this process uses. Afterwards it runs on this thread's
 /// descriptor, whose tid word the kernel zeroes at the exec (its
-/// clear_child_tid, since the memory is still in use): only glibc's
-/// recursive and error-checking mutexes read it, and the reporter takes none.
+/// clear_child_tid, since the memory is still in use): glibc reads it to
+/// record or check a pthread mutex's owner, and the reporter takes no
+/// pthread mutex (std's locks and malloc's are not those).
 struct Reporter {
     exec_failed: OwnedFd,
 }

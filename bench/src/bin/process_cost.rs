@@ -30,7 +30,7 @@ use std::time::Instant;
 use anyhow::Context;
 use stallscope_bench::*;
 
-/// Another build to compare with: its CLI and its shim.
+/// A build to measure: its CLI and its shim.
 struct Build {
     cli: PathBuf,
     shim: PathBuf,

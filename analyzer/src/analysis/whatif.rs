@@ -14,12 +14,14 @@
 //! each in its own lane.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 mod lanes;
 pub mod replays;
+mod share;
 
 use self::lanes::{Group, LaneChange, OpFacts, Step, act_index};
 use super::activity::{Act, SLOW_LAUNCH_APART_NS, Seg, Sub};
@@ -678,12 +680,16 @@ impl Replay<'_> {
         order.sort_by_key(|&i| shortens_cpu(changes[i]));
         let sorted: Vec<&Change> = order.iter().map(|&i| changes[i]).collect();
         let split = sorted.partition_point(|c| !shortens_cpu(c));
-        let parts: Vec<&[&Change]> = if split == 0 || split == sorted.len() {
-            let per_group = sorted.len().div_ceil(LANE_GROUPS).max(1);
-            sorted.chunks(per_group).collect()
-        } else {
-            vec![&sorted[..split], &sorted[split..]]
-        };
+        let threads = rayon::current_num_threads();
+        let mut parts: Vec<&[&Change]> = Vec::new();
+        for kind in [&sorted[..split], &sorted[split..]] {
+            let mut rest = kind;
+            for n in share::group_sizes(kind.len(), sorted.len(), threads) {
+                let (part, after) = rest.split_at(n);
+                parts.push(part);
+                rest = after;
+            }
+        }
         let mut groups: Vec<Group> = parts
             .into_iter()
             .map(|c| {
@@ -703,14 +709,20 @@ impl Replay<'_> {
         let specials: Vec<&[Special]> = self.streams.iter().map(|s| &s.special[..]).collect();
         let mut walk = Walk::new(self, marks, need_precision);
         let (mut ready, mut next) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
+        // Nanoseconds each group took on the last blocks (at first: lanes).
+        let mut cost: Vec<u64> = groups.iter().map(|g| g.lanes() as u64).collect();
         walk.fill(&mut ready);
         while !ready.is_empty() {
+            let mut order: Vec<(&mut Group, &mut u64)> = groups.iter_mut().zip(&mut cost).collect();
+            share::longest_first(&mut order);
             rayon::join(
                 || walk.fill(&mut next),
                 || {
-                    groups
-                        .par_iter_mut()
-                        .for_each(|g| g.follow(&ready, &specials))
+                    order.par_iter_mut().for_each(|(g, c)| {
+                        let t = Instant::now();
+                        g.follow(&ready, &specials);
+                        **c = share::smoothed(**c, t.elapsed().as_nanos() as u64);
+                    })
                 },
             );
             std::mem::swap(&mut ready, &mut next);
@@ -729,10 +741,6 @@ impl Replay<'_> {
 /// third slower, and 64K steps gained nothing over 16K. Tests use tiny blocks,
 /// so that the walk stops and resumes everywhere (mid-segment, between marks).
 const BLOCK: usize = if cfg!(test) { 61 } else { 16 << 10 };
-/// Lanes are followed in this many groups, one task each, when they do not
-/// split by what they change (1, 3 and 6 groups measured no better on 2
-/// cores).
-const LANE_GROUPS: usize = 2;
 
 /// The walk: the critical host timeline's segments in order, with the ops
 /// and marks that fall in each, then the ops launched after the window. It

@@ -306,6 +306,11 @@ impl Group {
         }
     }
 
+    /// How many lanes the group follows.
+    pub(super) fn lanes(&self) -> usize {
+        self.state.len()
+    }
+
     /// Whether some lane changes op durations (the walk then gives each op's
     /// precision).
     pub(super) fn needs_precision(&self) -> bool {

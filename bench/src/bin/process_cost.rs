@@ -30,6 +30,20 @@ use std::time::Instant;
 use anyhow::Context;
 use stallscope_bench::*;
 
+/// (b)'s shell loop, also run by (d).
+const LOOP: &str = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done";
+
+/// (c)'s wrapped job, also run by (d): the small-files workload on `files`
+/// (made by (c)), started through `sh -c 'exec ...'`.
+fn wrapped_job(py: &Path, files: &Path) -> String {
+    format!(
+        "exec '{}' '{}' '{}'",
+        py.display(),
+        workload("small_files.py").display(),
+        files.display()
+    )
+}
+
 /// A build to measure: its CLI and its shim.
 struct Build {
     cli: PathBuf,
@@ -79,14 +93,8 @@ fn side_by_side(
     py: &Path,
     tmp: &Path,
 ) -> anyhow::Result<()> {
-    let script = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done";
-    let files = tmp.join("files");
-    let wrapped = format!(
-        "exec '{}' '{}' '{}'",
-        py.display(),
-        workload("small_files.py").display(),
-        files.display()
-    );
+    let script = LOOP;
+    let wrapped = wrapped_job(py, &tmp.join("files"));
     let builds = [("this build", ours), ("--against", other)];
     // [loop, wrapped job] x [plain, this build, other]: seconds per round.
     let mut secs = vec![vec![vec![]; 3]; 2];
@@ -209,7 +217,7 @@ fn run(rounds: usize, shim: &Path, cli: &Path, py: &Path, tmp: &Path) -> anyhow:
     );
 
     // (b) a shell loop of 200 /bin/true, under `stallscope record`.
-    let script = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done";
+    let script = LOOP;
     let (mut w_plain, mut w_rec, mut ratio, mut per_proc) = (vec![], vec![], vec![], vec![]);
     for round in 0..rounds {
         let out = tmp.join(format!("b{round}"));
@@ -257,12 +265,7 @@ fn run(rounds: usize, shim: &Path, cli: &Path, py: &Path, tmp: &Path) -> anyhow:
         )?;
     }
     let work = workload("small_files.py");
-    let wrapped = format!(
-        "exec '{}' '{}' '{}'",
-        py.display(),
-        work.display(),
-        files.display()
-    );
+    let wrapped = wrapped_job(py, &files);
     let (mut d_plain, mut d_shim, mut s_plain, mut s_shim) = (vec![], vec![], vec![], vec![]);
     let (mut r_direct, mut r_wrapped) = (vec![], vec![]);
     for round in 0..3 * rounds {

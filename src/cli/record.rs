@@ -251,8 +251,10 @@ fn start_live_helpers(
 /// reporter instead of tearing it down, so the job starts about 0.35 ms
 /// sooner (issue 18, item 2: a shell loop of 200 processes under record).
 /// Until the exec, the reporter only blocks in `read` on the pipe and
-/// touches nothing this process uses. Afterwards it runs on this thread's
-/// descriptor, whose tid word the kernel zeroes at the exec (its
+/// touches nothing this process uses: its fd plumbing is done by the
+/// go-between while this thread waits, as libc writes a failed call's
+/// errno into the thread descriptor they all share. Afterwards it runs on
+/// this thread's descriptor, whose tid word the kernel zeroes at the exec (its
 /// clear_child_tid, since the memory is still in use): glibc reads it to
 /// record or check a pthread mutex's owner, and the reporter takes no
 /// pthread mutex (std's locks and malloc's are not those).
@@ -336,13 +338,25 @@ impl Reporter {
     }
 }
 
-/// The go-between: leaves the session, starts the reporter, and exits, so
+/// The go-between: leaves the session, sets up the reporter's fds (its own
+/// table, which the reporter copies), starts the reporter, and exits, so
 /// that init adopts the reporter.
 extern "C" fn start_reporter(args: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: `args` is the leaked ReporterArgs; its stack is ours alone.
+    // SAFETY: `args` is the leaked ReporterArgs; its stack is ours alone,
+    // and the fds are this table's.
     unsafe {
         libc::setsid();
         let a = &*args.cast::<ReporterArgs>();
+        libc::close(a.exec_failed_write);
+        // Nothing waits for EOF on stdin or stdout because of the reporter.
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::dup2(null, 1);
+            if null > 2 {
+                libc::close(null);
+            }
+        }
         libc::clone(
             run_reporter,
             a.stack_top.cast(),
@@ -356,23 +370,12 @@ extern "C" fn start_reporter(args: *mut libc::c_void) -> libc::c_int {
 extern "C" fn run_reporter(args: *mut libc::c_void) -> libc::c_int {
     // SAFETY: as in `start_reporter`.
     let a = unsafe { &*args.cast::<ReporterArgs>() };
-    // SAFETY: closes the reporter's own copy of the write end.
-    unsafe { libc::close(a.exec_failed_write) };
     report_when_done(a.exec_failed, a.job, &a.out)
 }
 
 fn report_when_done(exec_failed: libc::c_int, job: libc::c_int, out: &Path) -> ! {
-    // SAFETY: fd plumbing on fds this process owns, then plain waits.
+    // SAFETY: plain waits on fds this process owns.
     unsafe {
-        // Nothing waits for EOF on stdin or stdout because of us.
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        if null >= 0 {
-            libc::dup2(null, 0);
-            libc::dup2(null, 1);
-            if null > 2 {
-                libc::close(null);
-            }
-        }
         let mut b = 0u8;
         let n = loop {
             let n = libc::read(exec_failed, (&mut b as *mut u8).cast(), 1);

@@ -1,9 +1,9 @@
 //! Shared helpers for the benchmark drivers: locating built artifacts, timing
-//! commands, and medians.
+//! commands, medians, and rate tables.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The directory holding the benchmark binaries (and the shim beside them).
 pub fn build_dir() -> PathBuf {
@@ -39,6 +39,16 @@ pub fn median(v: &mut [f64]) -> f64 {
         v[n / 2]
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Prints, for each way of doing the same work over `mb` megabytes, its
+/// median time and the rate that gives.
+pub fn print_rates(mb: f64, rows: Vec<(&str, Vec<Duration>)>) {
+    for (what, times) in rows {
+        let mut secs: Vec<f64> = times.iter().map(Duration::as_secs_f64).collect();
+        let s = median(&mut secs);
+        println!("  {what:40} {:8.2} ms {:8.0} MB/s", s * 1e3, mb / s);
     }
 }
 

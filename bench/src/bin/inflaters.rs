@@ -12,17 +12,12 @@
 //!     cargo run --release -p stallscope-bench --features libdeflate --bin inflaters -- TRACE.json.gz... [--runs N]
 
 use std::io::Read;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
 /// What the Kineto reader asks of the decoder at a time (`stream::PIECE_BYTES`).
 const PIECE_BYTES: usize = 512 << 10;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 /// Inflates `gz` into `out` as the reader does; the bytes written.
 fn zlib_rs_pieces(gz: &[u8], out: &mut [u8]) -> Result<usize> {
@@ -104,14 +99,14 @@ fn main() -> Result<()> {
             "{path}: {mb:.1} MB inflated from {:.1} MB",
             gz.len() as f64 / 1e6
         );
-        for (what, d) in [
-            ("zlib-rs, 512 KiB pieces (the reader)", median(zrs)),
-            ("libdeflate, whole file", median(ld)),
-            ("CRC-32 alone (in both)", median(crc)),
-        ] {
-            let s = d.as_secs_f64();
-            println!("  {what:40} {:8.2} ms {:8.0} MB/s", s * 1e3, mb / s);
-        }
+        stallscope_bench::print_rates(
+            mb,
+            vec![
+                ("zlib-rs, 512 KiB pieces (the reader)", zrs),
+                ("libdeflate, whole file", ld),
+                ("CRC-32 alone (in both)", crc),
+            ],
+        );
     }
     Ok(())
 }

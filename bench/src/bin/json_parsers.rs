@@ -17,15 +17,10 @@
 //!     cargo run --release -p stallscope-bench --features simd-json --bin json_parsers -- /tmp/t.json [RUNS]
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use stallscope_analyzer::read::kineto::{self, ReadOptions};
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -67,14 +62,14 @@ fn main() -> Result<()> {
     }
     let mb = text.len() as f64 / 1e6;
     println!("{path}: {mb:.1} MB, {events} events kept by ours; medians of {runs} runs, one core");
-    for (what, d) in [
-        ("ours (read + build the timeline)", median(ours)),
-        ("serde_json IgnoredAny (validate only)", median(serde)),
-        ("simd-json to_tape (validate + tape)", median(simd)),
-        ("sonic-rs Value (validate + document)", median(sonic)),
-    ] {
-        let s = d.as_secs_f64();
-        println!("  {what:40} {:8.1} ms {:8.0} MB/s", s * 1e3, mb / s);
-    }
+    stallscope_bench::print_rates(
+        mb,
+        vec![
+            ("ours (read + build the timeline)", ours),
+            ("serde_json IgnoredAny (validate only)", serde),
+            ("simd-json to_tape (validate + tape)", simd),
+            ("sonic-rs Value (validate + document)", sonic),
+        ],
+    );
     Ok(())
 }

@@ -417,7 +417,7 @@ fn m_slow_first_launch_is_start_up() {
     );
 }
 
-/// (vi) One worker paces the loop (a batch every 80 ms), which waits for
+/// (vi) One worker paces the loop (a batch every 100 ms), which waits for
 /// it while the GPU runs the last step's 40 ms, then reads files for about
 /// 40 ms while the GPU idles. Serving the reads from RAM alone only moves
 /// the wait to the next batch; with four workers too, the GPU sets the
@@ -441,7 +441,11 @@ fn n_reads_between_paced_batches_pay_off_only_with_faster_batches() {
         .find(|f| f["cause"] == "io")
         .unwrap_or_else(|| panic!("no io finding:\n{}", text_report(&slow)));
     let evidence = io["evidence"].as_str().unwrap();
-    assert!(evidence.contains("alone, this fix saves"), "{evidence}");
+    assert!(
+        evidence.contains("alone, this fix saves"),
+        "{evidence}\n{}",
+        text_report(&slow)
+    );
     let before = slow["steps"]["mean_ns"].as_f64().unwrap();
     let measured = fixed["steps"]["mean_ns"].as_f64().unwrap();
     let predicted = slow["combined"]["est_step_ns_after"].as_f64().unwrap();

@@ -265,11 +265,14 @@ def main():
         q, workers = start_workers(2, STEPS + 2, 0.002, 4)
         q.get()
     if name == "paced_io":
-        # One worker delivers a batch every 80 ms (the fix: four); the loop
+        # One worker delivers a batch every 100 ms (the fix: four); the loop
         # waits for it while the GPU runs the last step's 40 ms, then reads
         # files for about 40 ms while the GPU idles (the fix: no reads).
+        # With batches every 80 ms, a loaded machine's slower loop (81-84 ms
+        # a step) kept up with them from the first batches queued, so no
+        # step waited: a recording with no sign of the batches' pace.
         path = data_file()
-        q, workers = start_workers(4 if fixed else 1, STEPS + 8, 0.08, 8, waits=True)
+        q, workers = start_workers(4 if fixed else 1, STEPS + 8, 0.1, 8, waits=True)
         q.get()
     if name == "memory":
         # The caching allocator's blocks: many mid-sized ones.

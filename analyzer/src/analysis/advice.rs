@@ -188,7 +188,7 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
             let ev_text = if sub == "cpu" && ev.producer_count == 0 {
                 format!("{who} loaded batches itself (num_workers=0) while the GPU idled {}", secs(idle))
             } else if ev.producer_count == 0 {
-                format!("{who} waited {} for batches (the trace does not show the producers)", secs(idle))
+                format!("{who} waited for batches while the GPU idled {} (the trace does not show the producers)", secs(idle))
             } else {
                 let restarted = match ev.producers_restarted {
                     0 => String::new(),
@@ -198,7 +198,7 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                     ),
                 };
                 format!(
-                    "{who} waited {} for batches; {workers} producer{} on CPU {:.0}% and reading files {:.0}% of the wait{restarted}",
+                    "{who} waited for batches while the GPU idled {}; {workers} producer{} on CPU {:.0}% and reading files {:.0}% of the wait{restarted}",
                     secs(idle),
                     if workers == 1 { "" } else { "s" },
                     100.0 * ev.producer_cpu_ns / cap,

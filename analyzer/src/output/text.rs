@@ -286,11 +286,23 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         c if c.trim().is_empty() => String::new(),
         c => format!("{c} "),
     };
-    let head = format!(
-        "stallscope · {} · {command}({roles}) · {}",
-        cut(&r.name, 40),
-        dur(r.wall_ns)
+    // The figures cover the window after start-up: where there is one, the
+    // header says so (a capture-only trace's window can be microseconds of
+    // a trace of tens of milliseconds), and the name gives it room.
+    let window = format!(
+        "{}{}",
+        dur(r.wall_ns),
+        if r.startup.is_some() {
+            " after start-up"
+        } else {
+            ""
+        }
     );
+    let rest = format!(" · {command}({roles}) · {window}");
+    let room = WIDTH
+        .saturating_sub("stallscope · ".chars().count() + rest.chars().count())
+        .clamp(16, 40);
+    let head = format!("stallscope · {}{rest}", cut(&r.name, room));
     let _ = writeln!(o, "{}", cut(&head, WIDTH));
     let mut job = vec![match r.devices.first() {
         Some(d) if r.devices.iter().all(|x| x.name == d.name) && !d.name.is_empty() => {

@@ -268,9 +268,9 @@ def main():
         # One worker delivers a batch every 100 ms (the fix: four); the loop
         # waits for it while the GPU runs the last step's 40 ms, then reads
         # files for about 40 ms while the GPU idles (the fix: no reads).
-        # With batches every 80 ms, a loaded machine's slower loop (81-84 ms
-        # a step) kept up with them from the first batches queued, so no
-        # step waited: a recording with no sign of the batches' pace.
+        # With batches every 80 ms, a loaded machine's loop (78-84 ms a
+        # step) found a batch queued at every step, so none waited: the
+        # recording showed nothing of the batches' pace.
         path = data_file()
         q, workers = start_workers(4 if fixed else 1, STEPS + 8, 0.1, 8, waits=True)
         q.get()

@@ -14,7 +14,7 @@ pub(super) fn longest_first<G>(groups: &mut [(G, &mut u64)]) {
 /// A cost measured on one block, smoothed over the last few: a thread
 /// descheduled for a moment must not reorder the groups at once.
 pub(super) fn smoothed(old: u64, new: u64) -> u64 {
-    (old.saturating_mul(3) + new) / 4
+    old.saturating_mul(3).saturating_add(new) / 4
 }
 
 /// Splits `n` lanes of one kind (of `total` lanes) into groups: one group
@@ -56,6 +56,7 @@ mod tests {
         }
         assert!(c > 299_000, "{c}");
         assert_eq!(smoothed(u64::MAX, 0), u64::MAX / 4);
+        assert_eq!(smoothed(u64::MAX, u64::MAX), u64::MAX / 4);
     }
 
     #[test]

@@ -93,7 +93,6 @@ fn side_by_side(
     py: &Path,
     tmp: &Path,
 ) -> anyhow::Result<()> {
-    let script = LOOP;
     let wrapped = wrapped_job(py, &tmp.join("files"));
     let builds = [("this build", ours), ("--against", other)];
     // [loop, wrapped job] x [plain, this build, other]: seconds per round.
@@ -101,7 +100,7 @@ fn side_by_side(
     for round in 0..3 * rounds {
         let mut runs: Vec<(usize, usize, Command)> = vec![];
         let mut plain = Command::new("sh");
-        plain.args(["-c", script]);
+        plain.args(["-c", LOOP]);
         runs.push((0, 0, plain));
         let mut plain = Command::new("sh");
         plain.args(["-c", &wrapped]);
@@ -112,7 +111,7 @@ fn side_by_side(
             rec.arg("record")
                 .arg("-o")
                 .arg(out.join("loop"))
-                .args(["--", "sh", "-c", script]);
+                .args(["--", "sh", "-c", LOOP]);
             runs.push((0, i + 1, rec));
             let mut job = Command::new("sh");
             job.args(["-c", &wrapped])
@@ -217,17 +216,16 @@ fn run(rounds: usize, shim: &Path, cli: &Path, py: &Path, tmp: &Path) -> anyhow:
     );
 
     // (b) a shell loop of 200 /bin/true, under `stallscope record`.
-    let script = LOOP;
     let (mut w_plain, mut w_rec, mut ratio, mut per_proc) = (vec![], vec![], vec![], vec![]);
     for round in 0..rounds {
         let out = tmp.join(format!("b{round}"));
         let mut a = Command::new("sh");
-        a.args(["-c", script]);
+        a.args(["-c", LOOP]);
         let mut b = Command::new(cli);
         b.arg("record")
             .arg("-o")
             .arg(&out)
-            .args(["--", "sh", "-c", script]);
+            .args(["--", "sh", "-c", LOOP]);
         let mut variants = [(&mut a, &mut w_plain), (&mut b, &mut w_rec)];
         variants.rotate_left(round % 2);
         for (cmd, v) in variants {

@@ -286,16 +286,17 @@ pub fn render(r: &Report, perfetto: Option<&str>) -> String {
         c if c.trim().is_empty() => String::new(),
         c => format!("{c} "),
     };
-    // The figures cover the window after start-up: where there is one, the
-    // header says so (a capture-only trace's window can be microseconds of
-    // a trace of tens of milliseconds), and the name gives it room.
+    // The figures cover the window after start-up, or the GPU's span where
+    // no GPU work follows start-up (a capture-only trace's window can be
+    // microseconds of a trace of tens of milliseconds): the header says
+    // which, and the name gives it room.
     let window = format!(
         "{}{}",
         dur(r.wall_ns),
-        if r.startup.is_some() {
-            " after start-up"
-        } else {
-            ""
+        match &r.startup {
+            Some(s) if s.all => " of GPU activity",
+            Some(_) => " after start-up",
+            None => "",
         }
     );
     let rest = format!(" · {command}({roles}) · {window}");
@@ -927,6 +928,39 @@ pub fn render_multi(
 mod tests {
     use super::super::report::{CombinedReport, FindingReport, HostProcessReport};
     use super::*;
+
+    /// The header's duration says what it covers, and a long name leaves it
+    /// room within the width.
+    #[test]
+    fn the_header_says_what_its_duration_covers() {
+        use super::super::report::StartupReport;
+        use crate::model::{Source, Timeline};
+        let name = "a_very_long_trace_name_from_a_serving_engine_capture_rank_0.pt.trace.json.gz";
+        let mut tl = Timeline::new(Source::Kineto, name);
+        tl.finalize();
+        let mut r = Report::build(&tl, &crate::analysis::diagnose(&tl));
+        r.command = "python -m sglang.launch_server --model-path Qwen/Qwen3-8B".into();
+        let head = |r: &Report| render(r, None).lines().next().unwrap().to_string();
+        let plain = head(&r);
+        assert!(
+            !plain.contains("start-up") && !plain.contains("GPU"),
+            "{plain}"
+        );
+        for (all, want) in [(false, " after start-up"), (true, " of GPU activity")] {
+            r.startup = Some(StartupReport {
+                ns: 32_000_000,
+                until_ns: 32_000_000,
+                share_pct: 94.0,
+                mostly: true,
+                all,
+                short_rest: true,
+                items: Vec::new(),
+            });
+            let h = head(&r);
+            assert!(h.ends_with(&format!("{}{want}", dur(r.wall_ns))), "{h}");
+            assert!(h.chars().count() <= WIDTH, "{h}");
+        }
+    }
 
     #[test]
     fn a_trace_without_a_command_leaves_no_gap_in_the_header() {

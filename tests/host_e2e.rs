@@ -171,6 +171,63 @@ fn spans_below_the_threshold_are_only_counted() {
     );
 }
 
+/// 64 KiB reads of a cached file take a few µs each, far below a 200 µs
+/// threshold: alone, none would be a span. Back to back they are runs, each
+/// one record that counts its calls; the report counts every call on the
+/// file, and only the time inside them as wait.
+#[test]
+fn back_to_back_short_reads_are_recorded_as_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let data = tmp.path().join("big.bin");
+    std::fs::write(&data, vec![3u8; 16 << 20]).unwrap();
+    record_python(
+        &rec,
+        &["--min-span-us", "200"],
+        "read_runs.py",
+        &[data.to_str().unwrap(), "3000"],
+    );
+    let recs = dump(&rec);
+    let path = data.to_str().unwrap();
+    assert!(spans(&recs, "pread", path).is_empty());
+    let runs: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["kind"] == "burst" && r["path"] == path)
+        .collect();
+    assert!(!runs.is_empty(), "no runs recorded");
+    let mut calls = 0;
+    for r in &runs {
+        let (busy, dur) = (
+            r["busy_ns"].as_u64().unwrap(),
+            r["dur_ns"].as_u64().unwrap(),
+        );
+        assert!(r["op"] == "pread" && r["fs"].is_string(), "{r}");
+        assert!(busy >= 200_000 && busy <= dur && 2 * busy >= dur, "{r}");
+        assert_eq!(
+            r["bytes"].as_u64(),
+            Some(65536 * r["calls"].as_u64().unwrap())
+        );
+        calls += r["calls"].as_u64().unwrap();
+    }
+    // A run breaks where a load slows a call or the gap after it; most
+    // calls are in one.
+    assert!(calls >= 1500, "{calls} of 3000 calls in runs");
+    let json = tmp.path().join("r.json");
+    let a = Command::new(stallscope())
+        .args(["analyze", "-q", "--json"])
+        .arg(&json)
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let file = &r["host"]["io_by_file"][0];
+    assert_eq!(file["what"], path, "{file}");
+    assert_eq!(file["calls"].as_u64(), Some(calls), "{file}");
+    let busy: u64 = runs.iter().map(|r| r["busy_ns"].as_u64().unwrap()).sum();
+    assert_eq!(file["wait_ns"].as_u64(), Some(busy), "{file}");
+}
+
 #[test]
 fn single_threaded_programs_get_samples_without_an_extra_thread() {
     let tmp = tempfile::tempdir().unwrap();

@@ -34,6 +34,11 @@ enum Wrap {
 }
 
 fn run_with(dir: &Path, scenario: &str, fixed: bool, wrap: Wrap) -> Value {
+    run_env(dir, scenario, fixed, wrap, &[])
+}
+
+/// `run_with`, with `env` set for `record` and the job.
+fn run_env(dir: &Path, scenario: &str, fixed: bool, wrap: Wrap, env: &[(&str, &str)]) -> Value {
     let gpusim = built_lib("libgpusim.so");
     let rec = dir.join(if fixed {
         format!("{scenario}-fixed")
@@ -67,6 +72,7 @@ fn run_with(dir: &Path, scenario: &str, fixed: bool, wrap: Wrap) -> Value {
         .arg(workload("scenario.py"))
         .args(&args)
         .env("SCENARIO_DIR", dir)
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert!(
@@ -155,11 +161,22 @@ fn check_estimate_with(
     sub: Option<&str>,
     wrap: Wrap,
 ) -> (Value, Value) {
+    check_estimate_env(scenario, cause, sub, wrap, &[])
+}
+
+/// `check_estimate_with`, both runs with `env` set.
+fn check_estimate_env(
+    scenario: &str,
+    cause: &str,
+    sub: Option<&str>,
+    wrap: Wrap,
+    env: &[(&str, &str)],
+) -> (Value, Value) {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tmp = disk_tempdir();
-    let slow = run_with(tmp.path(), scenario, false, wrap);
+    let slow = run_env(tmp.path(), scenario, false, wrap, env);
     let f = top(&slow, cause, sub);
-    let fixed = run_with(tmp.path(), scenario, true, wrap);
+    let fixed = run_env(tmp.path(), scenario, true, wrap, env);
     let measured = fixed["steps"]["mean_ns"].as_f64().unwrap();
     let estimated = f["est_step_ns_after"].as_f64().unwrap();
     let before = slow["steps"]["mean_ns"].as_f64().unwrap();
@@ -238,6 +255,36 @@ fn c_workers_reading_evicted_files_are_data_io() {
 #[test]
 fn d_the_loop_reading_files_is_io() {
     check_estimate("io", "io", scratch_fs());
+}
+
+/// As on a fast disk (a CI machine's read these 4 KiB pieces in 8 µs): every
+/// read is shorter than the span threshold, so the loop's reads are known
+/// only as runs of short calls. They are still I/O on the file, not page
+/// faults or the sync after them.
+#[test]
+fn d2_a_loop_of_reads_too_short_for_spans_is_still_io_on_the_file() {
+    let (slow, _) = check_estimate_env(
+        "io",
+        "io",
+        Some(scratch_fs()),
+        Wrap::None,
+        &[("STALLSCOPE_MIN_SPAN_US", "2000")],
+    );
+    let file = &slow["host"]["io_by_file"][0];
+    assert!(
+        file["what"].as_str().unwrap().contains("scenario-data-"),
+        "{file}"
+    );
+    // 600 reads a step, counted one by one, though each run is one span.
+    let calls = file["calls"].as_u64().unwrap();
+    assert!(calls >= 600 * 10, "{file}");
+    let below = slow["host"]["io_below_threshold"]["calls"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        below < calls / 4,
+        "runs counted as shorter calls too: {below}"
+    );
 }
 
 /// 100 ms of Python after each step's sync: host work outside the launch

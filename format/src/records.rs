@@ -244,6 +244,21 @@ fixed_records! {
         24 bytes: u64,
     }
 
+    /// A run of hooked calls on one file, each shorter than the span threshold
+    /// but together at least that long: `calls` calls of kind `op` on `obj`,
+    /// each starting within a few microseconds of the last one's end, from
+    /// `ts` for `dur` (the run's extent, gaps included). `busy` is the time
+    /// inside the calls; `bytes` the data they moved. Analyses read it as one
+    /// span: many small reads cost the loop as much as one long read.
+    Burst = 9, len 48, aux op {
+        4 obj: u32,
+        8 ts: u64,
+        16 dur: u64,
+        24 bytes: u64,
+        32 calls: u64,
+        40 busy: u64,
+    }
+
     /// Classification of an fd, defined once per distinct (dev, ino) and referred
     /// to by spans. For pipes the inode is the pipe's, shared by both ends.
     Object = 3, len 48, aux class {
@@ -465,6 +480,22 @@ mod tests {
     #[test]
     fn host_event_fits_32_bytes() {
         assert_eq!(Span::LEN, 32);
+    }
+
+    #[test]
+    fn burst_round_trip() {
+        let b = Burst {
+            op: 4,
+            obj: 9,
+            ts: 1_000_000,
+            dur: 900_000,
+            bytes: 600 * 4096,
+            calls: 600,
+            busy: 810_000,
+        };
+        let mut buf = [0u8; Burst::LEN];
+        b.encode(&mut buf);
+        assert_eq!(Record::decode(&buf, 0).unwrap(), Record::Burst(b));
     }
 
     #[test]

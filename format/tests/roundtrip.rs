@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use stallscope_format::layout::{self, counter_offset, state};
-use stallscope_format::records::{Clock, Object, Span};
+use stallscope_format::records::{Burst, Clock, Object, Span};
 use stallscope_format::writer::{Claim, MetaStream};
 use stallscope_format::{HostOp, Record, TraceView};
 
@@ -237,6 +237,16 @@ fn golden_trace() -> Vec<u8> {
             bytes: 65536,
         },
     );
+    let burst = Burst {
+        op: HostOp::Pread as u8,
+        obj: 1,
+        ts: 2_200_000,
+        dur: 90_000,
+        bytes: 20 * 4096,
+        calls: 20,
+        busy: 80_000,
+    };
+    unsafe { w.write(Burst::LEN, |b| burst.encode(b)) };
     region.set_end(3_000_000);
     region.set_state(state::CLEAN_EXIT);
     mem.bytes().to_vec()
@@ -261,4 +271,17 @@ fn golden_bytes() {
     let view = TraceView::parse(&golden).unwrap();
     assert_eq!(view.header.end_mono_ns, 3_000_000);
     assert_eq!(spans_of(&view).len(), 1);
+    let bursts: Vec<Burst> = view
+        .chunks()
+        .flat_map(|c| {
+            let c = c.unwrap();
+            c.records().map(|r| r.unwrap().1).collect::<Vec<_>>()
+        })
+        .filter_map(|r| match r {
+            Record::Burst(b) => Some(b),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(bursts.len(), 1);
+    assert_eq!((bursts[0].calls, bursts[0].busy), (20, 80_000));
 }

@@ -28,7 +28,7 @@ const WRITING: u32 = u32::MAX;
 const STASH_FDS: usize = 1024;
 const STASH_WORDS: usize = 31;
 const STASH_BYTES: usize = (STASH_WORDS - 1) * 8;
-/// Word 0: length (0 = nothing known) and the `CREATED` bit; then the bytes,
+/// Word 0: length (0 = nothing known), the `CREATED` and `OPENED` bits; then the bytes,
 /// 8 per word.
 static STASH: [[AtomicU64; STASH_WORDS]; STASH_FDS] =
     [const { [const { AtomicU64::new(0) }; STASH_WORDS] }; STASH_FDS];
@@ -36,6 +36,11 @@ static STASH: [[AtomicU64; STASH_WORDS]; STASH_FDS] =
 /// In a stash's word 0: the fd was opened with O_CREAT, and its file not yet
 /// checked against the object its inode names (see the module comment).
 const CREATED: u64 = 1 << 63;
+/// In a stash's word 0: the fd came from a hooked open (a file, a device or
+/// a FIFO; never a pipe or socket), whatever its path.
+const OPENED: u64 = 1 << 62;
+/// In a stash's word 0: the bits that hold the path's length.
+const LEN: u64 = !(CREATED | OPENED);
 
 /// Remembers the path an fd was opened with (called on every open), and
 /// whether the open may have created the file.
@@ -45,7 +50,7 @@ pub fn remember_path(fd: c_int, path: *const core::ffi::c_char, created: bool) {
         return;
     }
     let slot = &STASH[fd as usize];
-    let created = if created { CREATED } else { 0 };
+    let created = if created { CREATED | OPENED } else { OPENED };
     slot[0].store(created, Ordering::Relaxed);
     // SAFETY: `path` is the NUL-terminated string the program passed to open;
     // strlen stops at its NUL and the copy below never reads past it.
@@ -89,6 +94,16 @@ fn take_created(fd: c_int) -> bool {
         && w.fetch_and(!CREATED, Ordering::Relaxed) & CREATED != 0
 }
 
+/// Whether `fd` came from a hooked open and is not closed since: runs of
+/// short calls (`burst`) are kept for files only, where a pipe's or a
+/// socket's would be a producer's pace, not storage.
+#[inline(always)]
+pub fn opened(fd: c_int) -> bool {
+    fd >= 0
+        && (fd as usize) < STASH_FDS
+        && STASH[fd as usize][0].load(Ordering::Relaxed) & OPENED != 0
+}
+
 /// Forgets the path of a closed fd.
 #[inline]
 pub fn forget_path(fd: c_int) {
@@ -105,7 +120,7 @@ fn stashed_path(fd: c_int, dev: u64, ino: u64, out: &mut [u8]) -> usize {
         return 0;
     }
     let slot = &STASH[fd as usize];
-    let len = (slot[0].load(Ordering::Acquire) & !CREATED) as usize;
+    let len = (slot[0].load(Ordering::Acquire) & LEN) as usize;
     if len == 0 || len >= out.len() {
         return 0;
     }
@@ -443,6 +458,21 @@ mod tests {
         remember_path(fd, c"/x/read.bin".as_ptr(), false);
         assert!(!take_created(fd));
         forget_path(fd);
+    }
+
+    #[test]
+    fn opened_fds_are_known_until_closed() {
+        use std::os::fd::AsRawFd;
+        let f = tempfile::tempfile().unwrap();
+        let fd = f.as_raw_fd();
+        forget_path(fd);
+        assert!(!opened(fd), "not from a hooked open");
+        remember_path(fd, c"relative.bin".as_ptr(), false);
+        assert!(opened(fd), "whatever the path");
+        assert!(!take_created(fd));
+        forget_path(fd);
+        assert!(!opened(fd));
+        assert!(!opened(-1) && !opened(STASH_FDS as c_int));
     }
 
     #[test]

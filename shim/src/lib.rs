@@ -7,7 +7,8 @@
 //! * [`hooks`]: the exported `extern "C"` symbols. They only forward.
 //! * [`recorder`]: the plain Rust API the hooks call: a clock read, a
 //!   reentrancy guard and per-thread counters on the hot path; span records,
-//!   fd classification and chunk management on the cold path.
+//!   runs of short calls on a file (`burst`), fd classification and chunk
+//!   management on the cold path.
 //! * `trace_file`: creating, growing and mapping the file; bytes on disk are
 //!   defined by `stallscope-format`.
 //! * `sampler`, [`lifecycle`]: the background thread and process events
@@ -18,6 +19,7 @@
 //! The shim never changes the traced program's behaviour: every failure turns
 //! the failing part off with one `stallscope:` line on stderr.
 
+mod burst;
 pub mod clock;
 pub mod config;
 mod diag;

@@ -364,6 +364,7 @@ fn finish() {
     if !recorder::enabled() {
         return;
     }
+    recorder::end_own_run();
     // An image that recorded nothing, and counted next to nothing, leaves
     // no file (issue 18, item 2).
     if !recorder::worth_a_file(rec) {

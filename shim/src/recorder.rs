@@ -2,10 +2,12 @@
 //!
 //! Hot path ([`enter`] / [`leave_fd`] / [`leave_addr`]): one relaxed load of the
 //! global switch, the thread's reentrancy guard, two tick reads and three
-//! counter updates in the thread's slot of the mapped file. No locks, no
-//! allocation, no system calls. Only calls that last at least the span
-//! threshold take the cold path, which timestamps the span, classifies the fd
-//! and appends a record to the thread's chunk.
+//! counter updates in the thread's slot of the mapped file; for a short call
+//! on a file, a few compares and stores to extend the thread's run of them
+//! (`burst`). No locks, no allocation, no system calls. Only calls that last
+//! at least the span threshold take the cold path, which timestamps the span,
+//! classifies the fd and appends a record to the thread's chunk; so do a
+//! call that starts a run and a run that ends worth a record.
 
 use core::cell::Cell;
 use core::ffi::c_int;
@@ -14,9 +16,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use stallscope_format::HostOp;
 use stallscope_format::layout::{ChunkKind, counter_offset, state};
-use stallscope_format::records::{self, Clock, Note, Span};
+use stallscope_format::records::{self, Burst, Clock, Note, Span};
 use stallscope_format::writer::{Claim, MetaStream, Region, ThreadSlot};
 
+use crate::burst::{self, Run};
 use crate::clock::{self, ticks, ticks_to_ns};
 use crate::tls::{STATE, ThreadState, gettid};
 use crate::trace_file::{TraceFile, file_state, strerror, transient};
@@ -53,6 +56,8 @@ static STOPPING: AtomicBool = AtomicBool::new(false);
 static THRESHOLD_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
 /// The span threshold in nanoseconds, for rescaling `THRESHOLD_TICKS`.
 static MIN_SPAN_NS: AtomicU64 = AtomicU64::new(0);
+/// `burst::GAP_NS` in ticks.
+static GAP_TICKS: AtomicU64 = AtomicU64::new(0);
 
 /// Counters of threads that found no free slot; never part of the file.
 #[repr(C, align(64))]
@@ -203,6 +208,12 @@ pub fn leave_open(e: Entry, fd: c_int, path: *const core::ffi::c_char, flags: c_
 pub fn leave_close(e: Entry, fd: c_int) {
     if e.t0 != 0 {
         fd_room::closed(fd);
+        // SAFETY: as in `leave`.
+        let s = unsafe { &*e.state };
+        if s.run.get().fd == fd {
+            // The next file opened may get this fd number.
+            end_run(s);
+        }
         fdinfo::forget_path(fd);
         leave(e, HostOp::Close, Target::Fd(-1), 0, false);
     }
@@ -239,7 +250,23 @@ fn leave(e: Entry, op: HostOp, target: Target, bytes: u64, force: bool) {
         slot.add(counter_offset(op, 1), bytes);
         slot.add(counter_offset(op, 2), d);
     }
-    let span = force || d >= THRESHOLD_TICKS.load(Ordering::Relaxed);
+    let threshold = THRESHOLD_TICKS.load(Ordering::Relaxed);
+    let span = force || d >= threshold;
+    if let Target::Fd(fd) = target
+        && burst::runs(op)
+        && !span
+    {
+        // SAFETY: the run is this thread's, and nothing else touches it
+        // while this call runs (the shim's own calls pass through).
+        let run = unsafe { &mut *s.run.as_ptr() };
+        if run.extend(fd, op, e.t0, t1, bytes, GAP_TICKS.load(Ordering::Relaxed)) {
+            if run.needs_object(threshold) {
+                resolve_run(s);
+            }
+        } else if fdinfo::opened(fd) {
+            start_run(s, Run::first(fd, op, e.t0, t1, bytes));
+        }
+    }
     if span || t1 >= sampler::next_self_sample() {
         slow(s, op, target, e.t0, t1, bytes, span);
     }
@@ -275,6 +302,8 @@ unsafe fn spare_slot() -> ThreadSlot {
 #[inline(never)]
 fn slow(s: &ThreadState, op: HostOp, target: Target, t0: u64, t1: u64, bytes: u64, span: bool) {
     if span {
+        // The run ended before this call began: its record goes first.
+        end_run(s);
         span_slow(s, op, target, t0, t1, bytes);
     }
     if t1 >= sampler::next_self_sample() {
@@ -320,6 +349,84 @@ fn span_slow(s: &ThreadState, op: HostOp, target: Target, t0: u64, t1: u64, byte
         stop("internal error while recording a span; recording stopped");
     }
     unsafe { *libc::__errno_location() = saved };
+}
+
+/// Ends the thread's run (its record if worth one) and begins `next`.
+#[cold]
+#[inline(never)]
+fn start_run(s: &ThreadState, next: Run) {
+    end_run(s);
+    s.run.set(next);
+}
+
+/// Ends the thread's run, writing its record if worth one.
+fn end_run(s: &ThreadState) {
+    let mut run = s.run.get();
+    if run.calls == 0 {
+        return;
+    }
+    let done = run.take(THRESHOLD_TICKS.load(Ordering::Relaxed));
+    s.run.set(run);
+    let Some(r) = done else { return };
+    guarded(
+        "internal error while recording a run of calls; recording stopped",
+        || {
+            let Some(rec) = recorder() else { return };
+            // The run ended `now - r.end` ticks ago.
+            let (now, now_ticks) = (clock::mono_ns(), ticks());
+            let end = now.saturating_sub(ticks_to_ns(now_ticks.saturating_sub(r.end)));
+            let dur = ticks_to_ns(r.end.wrapping_sub(r.start));
+            let b = Burst {
+                op: r.op,
+                obj: if r.obj == burst::UNRESOLVED { 0 } else { r.obj },
+                ts: end.saturating_sub(dur),
+                dur,
+                bytes: r.bytes,
+                calls: r.calls,
+                busy: ticks_to_ns(r.busy),
+            };
+            Writer { rec, s }.event(Burst::LEN, &mut |buf| b.encode(buf));
+        },
+    );
+}
+
+/// Looks up the object of the run's fd, which is open now.
+#[cold]
+#[inline(never)]
+fn resolve_run(s: &ThreadState) {
+    let mut obj = 0;
+    guarded(
+        "internal error while describing a file; recording stopped",
+        || {
+            if let Some(rec) = recorder() {
+                obj = fdinfo::object_for(&mut Writer { rec, s }, s.run.get().fd);
+            }
+        },
+    );
+    let mut run = s.run.get();
+    run.obj = obj;
+    s.run.set(run);
+}
+
+/// Runs the shim's own work `f` inside a hooked call: keeps errno, and stops
+/// recording with `failed` if `f` panics.
+fn guarded(failed: &str, f: impl FnOnce()) {
+    // SAFETY: thread-local errno; the program must see the value the real call left.
+    let saved = unsafe { *libc::__errno_location() };
+    if catch_unwind(AssertUnwindSafe(f)).is_err() {
+        stop(failed);
+    }
+    unsafe { *libc::__errno_location() = saved };
+}
+
+/// Ends the calling thread's run of short calls (at exit: a later call
+/// would have ended it).
+pub fn end_own_run() {
+    STATE.with(|s| {
+        let was = s.busy.replace(true);
+        end_run(s);
+        s.busy.set(was);
+    });
 }
 
 /// The recorder of this process, if recording.
@@ -418,6 +525,7 @@ pub fn rescale(rec: &Recorder) {
 pub fn set_threshold(min_span_ns: u64) {
     MIN_SPAN_NS.store(min_span_ns, Ordering::Relaxed);
     THRESHOLD_TICKS.store(clock::ns_to_ticks(min_span_ns), Ordering::Relaxed);
+    GAP_TICKS.store(clock::ns_to_ticks(burst::GAP_NS), Ordering::Relaxed);
 }
 
 /// Turns recording off for good, with one line on stderr.
@@ -447,6 +555,7 @@ pub fn reset_thread() {
         s.slot.set(ThreadSlot::NULL);
         s.chunk.set(stallscope_format::writer::ChunkWriter::EMPTY);
         s.tid.set(0);
+        s.run.set(Run::EMPTY);
     });
 }
 

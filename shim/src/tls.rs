@@ -5,6 +5,8 @@ use core::cell::Cell;
 
 use stallscope_format::writer::{ChunkWriter, ThreadSlot};
 
+use crate::burst::Run;
+
 pub struct ThreadState {
     /// Reentrancy guard: set while the shim itself runs on this thread, so the
     /// calls it makes (and calls from signal handlers meanwhile) pass straight through.
@@ -15,6 +17,8 @@ pub struct ThreadState {
     pub chunk: Cell<ChunkWriter>,
     /// Kernel thread id, cached.
     pub tid: Cell<u32>,
+    /// The run of short calls on a file in progress (`burst`).
+    pub run: Cell<Run>,
 }
 
 thread_local! {
@@ -24,6 +28,7 @@ thread_local! {
             slot: Cell::new(ThreadSlot::NULL),
             chunk: Cell::new(ChunkWriter::EMPTY),
             tid: Cell::new(0),
+            run: Cell::new(Run::EMPTY),
         }
     };
 }

@@ -70,10 +70,12 @@ impl IoWait {
         self.bytes as f64 * 1e3 / self.wait_ns as f64
     }
 
-    fn add(&mut self, op: HostOp, s: &HostSpan) {
-        self.wait_ns += s.dur;
+    /// Adds span `s`: `calls` calls that waited `wait` in all (a run of
+    /// short calls is one span over its extent).
+    fn add(&mut self, op: HostOp, s: &HostSpan, calls: u64, wait: Ns) {
+        self.wait_ns += wait;
         self.bytes += s.arg;
-        self.calls += 1;
+        self.calls += calls;
         if op.is_read() {
             self.read_bytes += s.arg;
         } else {
@@ -200,6 +202,9 @@ pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
             ph.cpu_ns += cpu;
             ph.run_delay_ns += delay;
             let from = t.spans.partition_point(|s| s.ts < w0);
+            let mut runs = t.runs[t.runs.partition_point(|r| r.ts < w0)..]
+                .iter()
+                .peekable();
             for s in t.spans[from..].iter().take_while(|s| s.ts < w1) {
                 let SpanKind::Host(op) = s.kind else {
                     continue;
@@ -207,6 +212,11 @@ pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
                 if !is_io(op) {
                     continue;
                 }
+                while runs.next_if(|r| r.ts < s.ts).is_some() {}
+                let (calls, wait) = match runs.next_if(|r| r.is(s)) {
+                    Some(r) => (r.calls, r.busy_ns.min(Ns::MAX as u64) as Ns),
+                    None => (1, s.dur),
+                };
                 let row = match last {
                     Some((id, row)) if id == s.id => row,
                     _ => {
@@ -231,10 +241,10 @@ pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
                     }
                 };
                 let Some((f, file)) = row else { continue };
-                ph.io_wait_ns += s.dur;
+                ph.io_wait_ns += wait;
                 ph.io_bytes += s.arg;
-                fs[f].add(op, s);
-                files.list[file].add(op, s);
+                fs[f].add(op, s, calls, wait);
+                files.list[file].add(op, s, calls, wait);
             }
             unattributed = add_unattributed(unattributed, t);
         }
@@ -276,8 +286,9 @@ fn cpu_in(t: &Thread, w0: Ns, w1: Ns) -> (Ns, Ns) {
     )
 }
 
-/// The shim's per-thread totals of reads and writes less the spans it kept
-/// (one pass over the spans: a recording may hold tens of millions).
+/// The shim's per-thread totals of reads and writes less the spans it kept,
+/// runs of short calls counted by their calls (one pass over the spans: a
+/// recording may hold tens of millions).
 fn add_unattributed(mut u: Unattributed, t: &Thread) -> Unattributed {
     if t.totals.is_empty() {
         return u;
@@ -293,10 +304,22 @@ fn add_unattributed(mut u: Unattributed, t: &Thread) -> Unattributed {
             k.2 += s.dur.max(0) as u64;
         }
     }
+    // A run's span holds many calls, and its duration is the run's extent,
+    // not the time inside them: (calls, busy, extent) per op.
+    let mut runs = [(0u64, 0u64, 0u64); HostOp::ALL.len()];
+    for r in &t.runs {
+        let k = &mut runs[r.op as usize];
+        k.0 += r.calls.saturating_sub(1);
+        k.1 += r.busy_ns;
+        k.2 += r.dur.max(0) as u64;
+    }
     for op in HostOp::ALL.into_iter().filter(|&op| is_io(op)) {
-        let (Some(tot), k) = (t.totals.get(op as usize), kept[op as usize]) else {
+        let (Some(tot), mut k) = (t.totals.get(op as usize), kept[op as usize]) else {
             continue;
         };
+        let r = runs[op as usize];
+        k.0 += r.0;
+        k.2 = (k.2 + r.1).saturating_sub(r.2);
         u.calls += tot.calls.saturating_sub(k.0);
         u.bytes += tot.bytes.saturating_sub(k.1);
         u.ns += tot.ns.saturating_sub(k.2);
@@ -484,7 +507,7 @@ fn latest_images(tl: &Timeline) -> FxHashMap<u32, usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{IoObject, OpTotals, Sample, Source};
+    use crate::model::{IoObject, OpTotals, RunSpan, Sample, Source};
 
     fn proc(pid: u32, ppid: u32, cmd: &str, start: Ns, end: Ns) -> Process {
         Process {
@@ -626,6 +649,58 @@ mod tests {
                 ns: 50
             }
         );
+    }
+
+    /// A run of short calls is one span over its extent; the file's row
+    /// counts its calls and the time inside them, and the calls left over
+    /// are the ones outside any span.
+    #[test]
+    fn a_run_of_short_calls_counts_its_calls_and_their_time() {
+        let mut tl = Timeline::new(Source::Native, "t");
+        let mut p = proc(10, 1, "python", 0, 100_000);
+        p.objects = vec![file(&mut tl, 1, 0xEF53, "/a")];
+        p.threads[0].spans = vec![
+            io(HostOp::Pread, 1_000, 30, 4096, 1),
+            // 100 reads of 4 KiB in 10 µs, 8 µs of it inside the calls.
+            io(HostOp::Pread, 2_000, 10_000, 409_600, 1),
+            // After the run.
+            io(HostOp::Pread, 12_000, 40, 4096, 1),
+        ];
+        p.threads[0].runs = vec![RunSpan {
+            ts: 2_000,
+            dur: 10_000,
+            op: HostOp::Pread,
+            obj: 1,
+            calls: 100,
+            busy_ns: 8_000,
+        }];
+        let mut totals = vec![OpTotals::default(); HostOp::ALL.len()];
+        totals[HostOp::Pread as usize] = OpTotals {
+            calls: 2 + 100 + 7,
+            bytes: 2 * 4096 + 409_600 + 700,
+            ns: 70 + 8_000 + 100,
+        };
+        p.threads[0].totals = totals;
+        tl.processes.push(p);
+        let h = analyze(&tl, (0, 100_000));
+        let f = &h.io_by_file[0];
+        assert_eq!(
+            (f.calls, f.wait_ns, f.bytes),
+            (102, 8_070, 2 * 4096 + 409_600)
+        );
+        assert_eq!(h.processes[0].io_wait_ns, 8_070);
+        assert_eq!(
+            h.unattributed,
+            Unattributed {
+                calls: 7,
+                bytes: 700,
+                ns: 100
+            }
+        );
+        // Outside the window, the run is not counted, nor found by mistake
+        // for a later span.
+        let h = analyze(&tl, (5_000, 100_000));
+        assert_eq!((h.io_by_file[0].calls, h.io_by_file[0].wait_ns), (1, 40));
     }
 
     #[test]

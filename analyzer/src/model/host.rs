@@ -69,6 +69,28 @@ pub struct OpTotals {
     pub ns: u64,
 }
 
+/// A span the shim made of a run of short calls on one file (a `Burst`
+/// record): where it is among the thread's spans, and what it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunSpan {
+    pub ts: Ns,
+    /// The run's extent, gaps between calls included (the span's `dur`).
+    pub dur: Ns,
+    pub op: HostOp,
+    pub obj: u32,
+    pub calls: u64,
+    /// Time inside the calls.
+    pub busy_ns: u64,
+}
+
+impl RunSpan {
+    /// Whether `s` is this run's span.
+    #[inline]
+    pub fn is(&self, s: &HostSpan) -> bool {
+        s.ts == self.ts && s.id == self.obj && s.kind == SpanKind::Host(self.op)
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Thread {
     pub tid: u32,
@@ -79,6 +101,8 @@ pub struct Thread {
     pub samples: Vec<Sample>,
     /// Indexed by `HostOp as usize`; empty when the source has no counters.
     pub totals: Vec<OpTotals>,
+    /// Which of `spans` are runs of short calls, sorted by `ts`.
+    pub runs: Vec<RunSpan>,
     pub dropped_records: u64,
 }
 

@@ -15,7 +15,9 @@ pub use gpu::{
     CopyKind, Gpu, GpuOp, GpuOpKind, LaunchConfig, MemEvent, MemKind, Oom, Precision, Stream,
     SyncEvent, SyncKind,
 };
-pub use host::{GpuCapture, HostSpan, IoObject, OpTotals, Process, Sample, SpanKind, Thread};
+pub use host::{
+    GpuCapture, HostSpan, IoObject, OpTotals, Process, RunSpan, Sample, SpanKind, Thread,
+};
 pub(crate) use id_table::{IdTable, fits_a_table};
 pub use strings::{StrId, Strings};
 pub use timeline::{CorrIndex, LaunchRef, Note, NoteLevel, Source, Timeline};

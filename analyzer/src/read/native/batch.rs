@@ -22,7 +22,9 @@ use rustc_hash::FxHashMap;
 use stallscope_format::reader::Chunk;
 use stallscope_format::{Record, TraceFile};
 
-use super::decode::{Rec, Walk, host_span, kernel_op, memcpy_op, memset_op, named_api_span, other};
+use super::decode::{
+    Rec, Walk, burst_span, host_span, kernel_op, memcpy_op, memset_op, named_api_span, other,
+};
 use super::decode::{UNNAMED, config_of, sample};
 use super::file::Names;
 use super::partial::Partial;
@@ -152,6 +154,13 @@ impl ChunkOut {
             match r {
                 Rec::Span(s) => {
                     if let Some(span) = host_span(&s) {
+                        last = last.max(Some(span.end()));
+                        self.spans.get(c.tid).push(span);
+                    }
+                }
+                Rec::Other(Record::Burst(b)) => {
+                    let runs = &mut self.rest.thread(c.tid).runs;
+                    if let Some(span) = burst_span(&b, runs) {
                         last = last.max(Some(span.end()));
                         self.spans.get(c.tid).push(span);
                     }

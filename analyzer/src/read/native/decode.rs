@@ -4,11 +4,12 @@
 //! here, into per-task partials, is kept as the tests' reference for it.
 
 use stallscope_format::reader::Chunk;
-use stallscope_format::records::{Api, Kernel, Sample as SampleRec, Span, memory_op};
+use stallscope_format::records::{Api, Burst, Kernel, Sample as SampleRec, Span, memory_op};
 use stallscope_format::{FormatError, HostOp, Record};
 
 use super::file::{ApiNames, Names};
 use super::partial::Partial;
+use crate::model::RunSpan;
 use crate::model::{
     CopyKind, GpuOp, GpuOpKind, HostSpan, LaunchConfig, MemEvent, MemKind, Ns, Oom, Sample,
     SpanKind, SyncEvent, SyncKind,
@@ -140,6 +141,28 @@ pub(super) fn host_span(s: &Span) -> Option<HostSpan> {
         id: s.obj,
         kind: SpanKind::Host(HostOp::from_code(s.op)?),
     })
+}
+
+/// A run of short calls as one span over its extent, also noted in the
+/// thread's `runs`; nothing for an op code this reader does not know.
+pub(super) fn burst_span(b: &Burst, runs: &mut Vec<RunSpan>) -> Option<HostSpan> {
+    let op = HostOp::from_code(b.op)?;
+    let span = HostSpan {
+        ts: ns(b.ts),
+        dur: dur(b.ts, b.dur),
+        arg: b.bytes,
+        id: b.obj,
+        kind: SpanKind::Host(op),
+    };
+    runs.push(RunSpan {
+        ts: span.ts,
+        dur: span.dur,
+        op,
+        obj: b.obj,
+        calls: b.calls,
+        busy_ns: b.busy,
+    });
+    Some(span)
 }
 
 pub(super) fn api_span(a: &Api) -> HostSpan {
@@ -281,6 +304,7 @@ pub(super) fn other(r: Record, names: &Names, p: &mut Partial) {
         Record::GpuStatus(s) => p.statuses.push(s),
         // Routed by the callers, or nothing to keep.
         Record::Span(_)
+        | Record::Burst(_)
         | Record::Api(_)
         | Record::Sample(_)
         | Record::Kernel(_)
@@ -339,6 +363,13 @@ pub(super) mod simple {
                     };
                     last = last.max(Some(span.end()));
                     p.thread(c.tid).spans.push(span);
+                }
+                Rec::Other(Record::Burst(b)) => {
+                    let t = p.thread(c.tid);
+                    if let Some(span) = burst_span(&b, &mut t.runs) {
+                        last = last.max(Some(span.end()));
+                        t.spans.push(span);
+                    }
                 }
                 Rec::Api(a) => {
                     let span = named_api_span(&a, &names.api);

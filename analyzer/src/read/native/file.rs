@@ -251,6 +251,11 @@ fn read_file_with(path: &Path, decode: Decoder) -> Result<Timeline, NativeError>
             name: acc.name.map_or(0, |n| n.1),
             spans: acc.spans,
             samples: acc.samples,
+            runs: {
+                let mut runs = acc.runs;
+                runs.sort_by_key(|r| r.ts);
+                runs
+            },
             ..Default::default()
         });
     }
@@ -468,7 +473,7 @@ mod tests {
     use proptest::prelude::*;
     use stallscope_format::HostOp;
     use stallscope_format::layout::{Geometry, HeaderInit, encode_header};
-    use stallscope_format::records::{self, Api, Kernel, Marker, Memcpy, Sample, Span};
+    use stallscope_format::records::{self, Api, Burst, Kernel, Marker, Memcpy, Sample, Span};
     use stallscope_format::writer::{ChunkWriter, Claim, MetaStream, Region};
 
     /// Writes one record into its slot.
@@ -585,6 +590,19 @@ mod tests {
         for (w, e) in events {
             let tid = tids[*w];
             let (len, fill): (usize, Fill) = match e.clone() {
+                // Some spans are runs of short reads.
+                Ev::Span { ts, dur } if dur % 5 == 0 => {
+                    let r = Burst {
+                        op: HostOp::Pread as u8,
+                        obj: 0,
+                        ts,
+                        dur,
+                        bytes: 8 * 4096,
+                        calls: 8,
+                        busy: dur / 2,
+                    };
+                    (Burst::LEN, Box::new(move |b| r.encode(b)))
+                }
                 Ev::Span { ts, dur } => {
                     let r = Span {
                         op: HostOp::Read as u8,
@@ -755,6 +773,14 @@ mod tests {
                 .count();
             prop_assert!(chunks > 32, "only {chunks} chunks");
             let a = read_file_with(&path, decode_batched).expect("batched");
+            if flips.is_empty() {
+                let bursts = events
+                    .iter()
+                    .filter(|(_, e)| matches!(e, Ev::Span { dur, .. } if dur % 5 == 0))
+                    .count();
+                let runs: usize = a.processes.iter().flat_map(|p| &p.threads).map(|t| t.runs.len()).sum();
+                prop_assert_eq!(runs, bursts);
+            }
             if in_order && flips.is_empty() {
                 // The owners' spans were merged in time order.
                 for t in a.processes.iter().flat_map(|p| &p.threads) {

@@ -22,12 +22,14 @@ use stallscope_format::{FdClass, HostOp, Record};
 
 use super::corr;
 use super::decode::{
-    Rec, Walk, api_span, config_of, host_span, kernel_op, memcpy_op, memset_op, other, sample,
+    Rec, Walk, api_span, burst_span, config_of, host_span, kernel_op, memcpy_op, memset_op, other,
+    sample,
 };
 use super::file::{ApiNames, Names, pair_markers};
 use super::partial::Partial;
 use crate::model::{
-    Gpu, GpuCapture, IoObject, Ns, Process, Source, SpanKind, Stream, Strings, Thread, Timeline,
+    Gpu, GpuCapture, HostSpan, IoObject, Ns, Process, Source, SpanKind, Stream, Strings, Thread,
+    Timeline,
 };
 
 /// How far one chunk has been read.
@@ -86,6 +88,33 @@ pub struct PollStats {
 pub struct IoTotals {
     pub by_fs: FxHashMap<&'static str, Ns>,
     pub by_file: FxHashMap<String, Ns>,
+}
+
+/// Adds `wait` of span `span` to the I/O totals if it is a file's I/O.
+fn count_file_io(
+    objects: &[IoObject],
+    strings: &Strings,
+    io: &mut IoTotals,
+    span: &HostSpan,
+    wait: Ns,
+) {
+    if let SpanKind::Host(op) = span.kind
+        && is_file_io(op)
+        && let Ok(i) = objects.binary_search_by_key(&span.id, |o| o.id)
+        && objects[i].class == FdClass::File
+    {
+        let o = &objects[i];
+        *io.by_fs
+            .entry(stallscope_format::fs_name(o.fs_magic))
+            .or_default() += wait;
+        let path = strings.get(o.path);
+        match io.by_file.get_mut(path) {
+            Some(t) => *t += wait,
+            None => {
+                io.by_file.insert(path.to_string(), wait);
+            }
+        }
+    }
 }
 
 /// Reads a recording directory incrementally; see the module notes.
@@ -197,6 +226,7 @@ impl LiveReader {
             for (_, t) in &mut a.threads {
                 drop_prefix(&mut t.spans, |s| s.end() < cutoff);
                 drop_prefix(&mut t.samples, |s| s.ts < cutoff);
+                drop_prefix(&mut t.runs, |r| r.ts + r.dur < cutoff);
             }
             for (_, g) in &mut a.gpus {
                 for (_, ops) in &mut g.streams {
@@ -398,27 +428,24 @@ impl LiveFile {
                         continue;
                     };
                     last = last.max(Some(span.end()));
-                    if let SpanKind::Host(op) = span.kind
-                        && is_file_io(op)
-                        && let Ok(i) = self.objects.binary_search_by_key(&span.id, |o| o.id)
-                        && self.objects[i].class == FdClass::File
-                    {
-                        let o = &self.objects[i];
-                        *io.by_fs
-                            .entry(stallscope_format::fs_name(o.fs_magic))
-                            .or_default() += span.dur;
-                        let path = self.strings.get(o.path);
-                        match io.by_file.get_mut(path) {
-                            Some(t) => *t += span.dur,
-                            None => {
-                                io.by_file.insert(path.to_string(), span.dur);
-                            }
-                        }
-                    }
+                    count_file_io(&self.objects, &self.strings, io, &span, span.dur);
                     if thread.0 != c.tid {
                         thread = (c.tid, p.thread_index(c.tid));
                     }
                     p.threads[thread.1].1.spans.push(span);
+                }
+                Rec::Other(Record::Burst(b)) => {
+                    if thread.0 != c.tid {
+                        thread = (c.tid, p.thread_index(c.tid));
+                    }
+                    let t = &mut p.threads[thread.1].1;
+                    let Some(span) = burst_span(&b, &mut t.runs) else {
+                        continue;
+                    };
+                    last = last.max(Some(span.end()));
+                    let busy = b.busy.min(Ns::MAX as u64) as Ns;
+                    count_file_io(&self.objects, &self.strings, io, &span, busy);
+                    t.spans.push(span);
                 }
                 Rec::Api(a) => {
                     let mut span = api_span(&a);
@@ -502,6 +529,7 @@ impl LiveFile {
                 name: t.name.map_or(0, |n| n.1),
                 spans: since(&t.spans, |s| s.end() < from),
                 samples: since(&t.samples, |s| s.ts < from),
+                runs: since(&t.runs, |r| r.ts + r.dur < from),
                 ..Default::default()
             })
             .collect();

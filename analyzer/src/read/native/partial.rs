@@ -11,7 +11,9 @@
 use rustc_hash::FxHashMap;
 use stallscope_format::records::{GpuStatus, Marker, Note};
 
-use crate::model::{GpuOp, HostSpan, LaunchConfig, MemEvent, Ns, Oom, Sample, StrId, SyncEvent};
+use crate::model::{
+    GpuOp, HostSpan, LaunchConfig, MemEvent, Ns, Oom, RunSpan, Sample, StrId, SyncEvent,
+};
 
 #[derive(Default)]
 pub struct ThreadAcc {
@@ -22,6 +24,8 @@ pub struct ThreadAcc {
     pub owned: super::batch::OwnedSpans,
     /// Latest (ts, name) seen.
     pub name: Option<(u64, StrId)>,
+    /// The runs of short calls among `spans` (or `owned`).
+    pub runs: Vec<RunSpan>,
 }
 
 #[derive(Default)]
@@ -176,6 +180,7 @@ impl Partial {
             mine.spans.extend_from_slice(&t.spans);
             drop(t.spans);
             mine.samples.extend_from_slice(&t.samples);
+            mine.runs.extend_from_slice(&t.runs);
             if t.name.map(|n| n.0) > mine.name.map(|n| n.0) {
                 mine.name = t.name;
             }

@@ -189,12 +189,13 @@ fn back_to_back_short_reads_are_recorded_as_runs() {
     );
     let recs = dump(&rec);
     let path = data.to_str().unwrap();
-    assert!(spans(&recs, "pread", path).is_empty());
+    // A call that lost its CPU midway may last past the threshold: a span.
+    let long = spans(&recs, "pread", path);
+    let long_ns: u64 = long.iter().map(|s| s["dur_ns"].as_u64().unwrap()).sum();
     let runs: Vec<&Value> = recs
         .iter()
         .filter(|r| r["kind"] == "burst" && r["path"] == path)
         .collect();
-    assert!(!runs.is_empty(), "no runs recorded");
     let mut calls = 0;
     for r in &runs {
         let (busy, dur) = (
@@ -211,7 +212,11 @@ fn back_to_back_short_reads_are_recorded_as_runs() {
     }
     // A run breaks where a load slows a call or the gap after it; most
     // calls are in one.
-    assert!(calls >= 1500, "{calls} of 3000 calls in runs");
+    assert!(
+        calls >= 1500,
+        "{calls} of 3000 calls in runs, {} spans",
+        long.len()
+    );
     let json = tmp.path().join("r.json");
     let a = Command::new(stallscope())
         .args(["analyze", "-q", "--json"])
@@ -223,9 +228,10 @@ fn back_to_back_short_reads_are_recorded_as_runs() {
     let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let file = &r["host"]["io_by_file"][0];
     assert_eq!(file["what"], path, "{file}");
-    assert_eq!(file["calls"].as_u64(), Some(calls), "{file}");
+    let spans = long.len() as u64;
+    assert_eq!(file["calls"].as_u64(), Some(calls + spans), "{file}");
     let busy: u64 = runs.iter().map(|r| r["busy_ns"].as_u64().unwrap()).sum();
-    assert_eq!(file["wait_ns"].as_u64(), Some(busy), "{file}");
+    assert_eq!(file["wait_ns"].as_u64(), Some(busy + long_ns), "{file}");
 }
 
 #[test]

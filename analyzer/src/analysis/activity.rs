@@ -73,8 +73,12 @@ impl Sub {
     /// CPU time without a launch that the thread mostly spent waiting for
     /// a CPU (see `mark_queued`).
     pub const QUEUED: Sub = Sub(25);
+    /// Time the sampler saw the thread in D state (uninterruptible sleep)
+    /// with no major fault: a kernel wait on a disk, a network filesystem
+    /// or a driver, in no recorded call.
+    pub const DSTATE: Sub = Sub(26);
 
-    const NAMES: [&'static str; 26] = [
+    const NAMES: [&'static str; 27] = [
         "",
         "read",
         "pipe",
@@ -101,6 +105,7 @@ impl Sub {
         "h2d",
         "fault",
         "queued",
+        "d-state",
     ];
 }
 
@@ -936,8 +941,10 @@ fn interval_class(samples: &[Sample], j: usize) -> (Act, Sub) {
         (Some(prev), Some(next)) => {
             let dt = (next.ts - prev.ts).max(1) as f64;
             let ran = next.cpu_ns.saturating_sub(prev.cpu_ns) as f64 / dt;
-            if next.state == b'D' || next.majflt > prev.majflt {
+            if next.majflt > prev.majflt {
                 (Act::Io, Sub::FAULT)
+            } else if next.state == b'D' {
+                (Act::Io, Sub::DSTATE)
             } else if ran < 0.2 && next.state != b'R' {
                 (Act::Wait, Sub::NONE)
             } else {
@@ -1059,6 +1066,30 @@ impl<'t> SampleCursor<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// D state is a page fault only when the thread took major faults; else
+    /// a kernel wait of its own (a fast disk's short reads were once called
+    /// page faults).
+    #[test]
+    fn d_state_is_a_page_fault_only_with_major_faults() {
+        let s = |ts, majflt, state| Sample {
+            ts,
+            majflt,
+            state,
+            ..Default::default()
+        };
+        let v = [
+            s(0, 0, b'R'),
+            s(10, 0, b'D'),
+            s(20, 3, b'R'),
+            s(30, 3, b'S'),
+        ];
+        assert_eq!(interval_class(&v, 1), (Act::Io, Sub::DSTATE));
+        assert_eq!(interval_class(&v, 2), (Act::Io, Sub::FAULT));
+        assert_eq!(interval_class(&v, 3), (Act::Wait, Sub::NONE));
+        assert_eq!(Sub::of(Sub::DSTATE.name()), Sub::DSTATE);
+        assert_eq!(Sub::DSTATE.name(), "d-state");
+    }
 
     #[test]
     fn dataloader_annotations_are_data_and_python_frames_are_not() {

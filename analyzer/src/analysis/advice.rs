@@ -291,7 +291,16 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                 let rate = rate.map(|r| format!(" at {r:.0} MB/s")).unwrap_or_default();
                 parts.push(format!("{verb}{path} on {fs}{rate} ({})", secs(*ns)));
             }
-            let what = if parts.is_empty() { format!("{sub} stalls") } else { parts.join(", ") };
+            let what = match (parts.is_empty(), sub) {
+                (false, _) => parts.join(", "),
+                (true, "page-faults") => {
+                    "major page faults (memory-mapped files, or memory swapped out)".to_string()
+                }
+                (true, "d-state") => "uninterruptible sleep in the kernel (D state) outside any \
+                                      recorded call: a disk, a network filesystem or a driver"
+                    .to_string(),
+                (true, _) => format!("{sub} stalls"),
+            };
             match io_writing(i) {
                 Some(Writing::Saves) => {
                     return (

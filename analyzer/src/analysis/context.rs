@@ -222,6 +222,22 @@ impl<'a> Context<'a> {
         if let Some((id, f)) = last {
             m.insert(id, f);
         }
+        // A run of short calls is one span over its extent: count its calls,
+        // and the time inside them.
+        for r in self.tl.processes[pi as usize]
+            .threads
+            .iter()
+            .flat_map(|t| &t.runs)
+        {
+            let Some(f) = m.get_mut(&r.obj) else { continue };
+            let busy = r.busy_ns.min(Ns::MAX as u64) as Ns;
+            if r.op.is_write() {
+                f.write_ns += busy - r.dur;
+                f.write_calls += r.calls.saturating_sub(1);
+            } else if r.op.is_read() {
+                f.read_ns += busy - r.dur;
+            }
+        }
         let m = Arc::new(m);
         self.file_io
             .lock()
@@ -871,5 +887,40 @@ mod tests {
         assert_eq!(cx.cpu_at((0, 0), 1150), 135.0);
         // Of another thread, the sample's value holds before it.
         assert_eq!(cx.cpu_at((0, 1), 1050), 50.0);
+    }
+
+    /// A run of 200 short log appends is one span: the file's totals count
+    /// 200 writes (small ones: a log, not a checkpoint) and the time inside
+    /// them, not the run's extent.
+    #[test]
+    fn file_totals_count_the_calls_and_time_inside_runs() {
+        let mut tl = Timeline::new(Source::Native, "t");
+        let mut p = proc(10, 1, 0);
+        p.threads[0].spans = vec![
+            HostSpan {
+                arg: 200 * 120,
+                ..span(HostOp::Write, 1, 100, 1_100)
+            },
+            HostSpan {
+                arg: 1 << 20,
+                ..span(HostOp::Read, 1, 2_000, 2_300)
+            },
+        ];
+        p.threads[0].runs = vec![crate::model::RunSpan {
+            ts: 100,
+            dur: 1_000,
+            op: HostOp::Write,
+            obj: 1,
+            calls: 200,
+            busy_ns: 800,
+        }];
+        tl.processes.push(p);
+        let cx = Context::new(&tl, (0, 10_000));
+        let f = cx.file_io(0)[&1];
+        assert_eq!(
+            (f.write_calls, f.write_ns, f.write_bytes),
+            (200, 800, 24_000)
+        );
+        assert_eq!((f.read_ns, f.read_bytes), (300, 1 << 20));
     }
 }

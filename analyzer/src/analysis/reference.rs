@@ -163,8 +163,10 @@ fn unexplained(t: &Thread, a: Ns, b: Ns) -> Vec<Seg> {
                 (Some(prev), Some(next)) => {
                     let dt = (next.ts - prev.ts).max(1) as f64;
                     let ran = next.cpu_ns.saturating_sub(prev.cpu_ns) as f64 / dt;
-                    if next.state == b'D' || next.majflt > prev.majflt {
+                    if next.majflt > prev.majflt {
                         (Act::Io, Sub::FAULT)
+                    } else if next.state == b'D' {
+                        (Act::Io, Sub::DSTATE)
                     } else if ran < 0.2 && next.state != b'R' {
                         (Act::Wait, Sub::NONE)
                     } else {

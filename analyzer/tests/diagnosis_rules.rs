@@ -512,6 +512,63 @@ fn a_fix_the_batch_pace_would_swallow_is_paired_with_faster_batches() {
     assert!(f.est_saving_ns as f64 > 0.9 * idle, "{f:?} of {window}");
 }
 
+/// Each step the loop reads 5 ms of files while the GPU idles, then
+/// launches a 3 ms kernel: it never waits for a batch. Its one DataLoader
+/// worker is at work `busy` of each step, and waits for its next index on
+/// a pipe the rest of it.
+fn reads_with_a_worker_at(busy: f64) -> Diagnosis {
+    let mut b = B::new();
+    b.file("/mnt/data/shard.arrow", 0x6969);
+    b.worker(2);
+    let mut t = 0;
+    for i in 0..12 {
+        let s0 = t;
+        for _ in 0..5 {
+            b.span(0, SpanKind::Host(HostOp::Read), t, MS, 1, 1 << 20);
+            t += MS;
+        }
+        b.launch(t, t + 10 * US, 3 * MS, "sm90_xmma_gemm_bf16bf16", 7);
+        t += 20 * US;
+        b.step(i, s0, t);
+        let spare = ((1.0 - busy) * (t - s0) as f64) as Ns;
+        if spare > 0 {
+            b.span(1, SpanKind::Host(HostOp::Poll), t - spare, spare, 0, 0);
+        }
+    }
+    samples(&mut b.tl.processes[1], 0, t, busy, b'R');
+    b.done().1
+}
+
+/// A loop that never waits for a batch may still be paced by its workers:
+/// when they had no spare time, a faster loop would wait for batches, so
+/// the io fix alone saves at most their spare share, and says so. With
+/// workers mostly waiting for work, it saves its idle time.
+#[test]
+fn a_loop_fix_saves_no_more_than_the_busy_workers_spare_time() {
+    let balanced = reads_with_a_worker_at(0.97);
+    let f = balanced
+        .findings
+        .iter()
+        .chain(&balanced.minor)
+        .find(|f| f.cause == "io")
+        .unwrap_or_else(|| panic!("no io finding: {:#?}", balanced.findings));
+    let window = (balanced.window.1 - balanced.window.0) as f64;
+    assert!(
+        (f.est_saving_ns as f64) < 0.05 * window,
+        "{f:?} of {window}"
+    );
+    assert!(f.evidence.contains("at work 97%"), "{}", f.evidence);
+    assert!(f.assumption.contains("spare time"), "{}", f.assumption);
+
+    let slack = reads_with_a_worker_at(0.3);
+    assert_eq!(top(&slack), "io/nfs", "{:#?}", slack.findings);
+    let f = &slack.findings[0];
+    assert!(!f.evidence.contains("at work"), "{}", f.evidence);
+    let window = slack.window.1 - slack.window.0;
+    let idle = f.share_pct / 100.0 * window as f64;
+    assert!(f.est_saving_ns as f64 > 0.9 * idle, "{f:?} of {window}");
+}
+
 /// Each step: 10 ms of GPU work, then the loop writes `writes` of `bytes`
 /// each (`write_ns` apiece) to `path` and fsyncs it (`fsync_ns`).
 fn writes_each_step(

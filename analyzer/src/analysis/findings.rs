@@ -3,18 +3,19 @@
 //! `advice`; the assumption each what-if made is stated here, beside the
 //! model it describes.
 
+use super::activity::Act;
 use super::advice::{self, secs};
 use super::arch::Arch;
 use super::attribution::{Evidence, GpuAttribution};
 use super::busy::KernelMix;
-use super::context::Context;
+use super::context::{Context, clip, producer_processes};
 use super::job::JobContext;
 use super::memory::MemoryFacts;
 use super::precision::{Fp32Time, bf16_speedup};
 use super::types::{Cause, Combined, Finding, Steps};
 use super::whatif::replays::{DataModel, Fix, GRAPH_FIXES, Replays, paced_by_batches};
 use super::whatif::{BURST_GAP_NS, GRAPH_LAUNCH_NS, comm_wait_total};
-use crate::model::{Gpu, Ns, Precision};
+use crate::model::{Gpu, Ns, Precision, Source};
 
 /// Findings below this share of the window are left out as noise.
 const MIN_SHARE_PCT: f64 = 0.5;
@@ -123,8 +124,23 @@ pub fn build(i: &Inputs) -> Built {
     let mut push = |cause: &str, sub: &str, idle: Ns, fix: Fix, texts: (String, String)| {
         let share = 100.0 * idle as f64 / wall as f64;
         let cap = cap_of(i, fix, idle);
-        let alone = capped(ratio(fix), cap, wall);
+        let mut alone = capped(ratio(fix), cap, wall);
         let swallowed = swallowed_by_batches(i, fix, idle, cap, alone);
+        // Without a batch wait to pace the replay, the producers' own
+        // spare time bounds what a loop-side fix can save.
+        let bound = producer_bound(i, fix, swallowed.is_some()).filter(|&u| alone < u);
+        let mut texts = texts;
+        if let Some(u) = bound {
+            texts.0 = format!(
+                "{}; the loop never waited for a batch, but its batch producers were at work \
+                 {:.0}% of the time: a faster loop would wait for batches, so this fix alone \
+                 saves at most {:.0}% (more workers would let it save more)",
+                texts.0,
+                100.0 * u,
+                100.0 * (1.0 - u)
+            );
+            alone = u;
+        }
         let alone_text = |batch_wait: Ns| {
             format!(
                 "{}; alone, this fix saves {:.0}%: the loop would wait for batches instead (it \
@@ -160,7 +176,15 @@ pub fn build(i: &Inputs) -> Built {
             None => (
                 texts.0.clone(),
                 texts.1.clone(),
-                assumption(i, fix, sub),
+                match bound {
+                    Some(u) => format!(
+                        "{}; batches come no faster than the producers' spare time allows (at \
+                         work {:.0}% of the time)",
+                        assumption(i, fix, sub),
+                        100.0 * u
+                    ),
+                    None => assumption(i, fix, sub),
+                },
                 alone,
             ),
         };
@@ -361,6 +385,44 @@ fn swallowed_by_batches(
         0.0
     };
     (solo < share / 2.0 && both - solo.max(data) >= more).then_some((pair, d, r.batch_wait_ns))
+}
+
+/// The least ratio a loop-side `fix` can reach where the loop never waited
+/// for a batch (no data model to pace the replay) but the DataLoader's
+/// worker processes had no spare time: the loop cannot take batches faster
+/// than they come, and workers that never wait (for an index to load, or
+/// room in the queue) give them at most 1/u as fast, u their share of time
+/// at work. A balanced loop (a batch per step, just in time) was credited
+/// the whole of a 30% io stall, where 2.5% was all the workers allowed.
+/// The harmonic mean of u over the workers (their rates add up); None when
+/// `swallowed` (the batch waits model it) or nothing bounds it.
+fn producer_bound(i: &Inputs, fix: Fix, swallowed: bool) -> Option<f64> {
+    let r = i.replays?;
+    if swallowed || !paced_by_batches(fix) || r.data.is_some() || i.cx.tl.source == Source::Kineto {
+        return None;
+    }
+    let launcher = i.att.launcher?;
+    if producer_processes(i.cx.tl, launcher.0 as usize).is_empty() {
+        return None;
+    }
+    let (w0, w1) = i.cx.window;
+    let mut inverse = 0.0;
+    let mut n = 0;
+    for p in i.cx.producers(launcher.0, launcher.1) {
+        let alive = i.cx.alive_in(p, w0, w1);
+        if alive <= 0 {
+            continue;
+        }
+        let segs = i.cx.segments(p);
+        let spare: Ns = clip(&segs, w0, w1)
+            .filter(|s| matches!(s.act, Act::Data | Act::Wait))
+            .map(|s| s.end - s.start)
+            .sum();
+        let u = (1.0 - spare as f64 / alive as f64).clamp(0.01, 1.0);
+        inverse += 1.0 / u;
+        n += 1;
+    }
+    (n > 0).then(|| n as f64 / inverse)
 }
 
 /// A cause's finding to be: its top sub-cause, its idle time, and the fix

@@ -268,7 +268,7 @@ fn d2_a_loop_of_reads_too_short_for_spans_is_still_io_on_the_file() {
         "io",
         Some(scratch_fs()),
         Wrap::None,
-        &[("STALLSCOPE_MIN_SPAN_US", "2000")],
+        &[("STALLSCOPE_MIN_SPAN_US", "500")],
     );
     let file = &slow["host"]["io_by_file"][0];
     assert!(

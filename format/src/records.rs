@@ -246,7 +246,7 @@ fixed_records! {
 
     /// A run of hooked calls on one file, each shorter than the span threshold
     /// but together at least that long: `calls` calls of kind `op` on `obj`,
-    /// each starting within a few microseconds of the last one's end, from
+    /// each starting soon after the last one's end (20 µs), from
     /// `ts` for `dur` (the run's extent, gaps included). `busy` is the time
     /// inside the calls; `bytes` the data they moved. Analyses read it as one
     /// span: many small reads cost the loop as much as one long read.

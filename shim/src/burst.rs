@@ -13,10 +13,13 @@ use core::ffi::c_int;
 
 use stallscope_format::HostOp;
 
-/// Longest gap between two calls of one run. Python's per-call cost between
-/// two `os.pread` calls is about 1 µs; a run with gaps this short spends its
-/// time on the file, as moving the reads elsewhere would show.
-pub const GAP_NS: u64 = 5_000;
+/// Longest gap between two calls of one run: the default span threshold.
+/// Python's per-call cost between two `os.pread` calls is about 1 µs, but
+/// a loop of 4 KiB reads from a disk (28 µs each) paused for 6-25 µs once
+/// or twice in every 600 calls (another thread, an interrupt), and a 5 µs
+/// gap split its runs there. What a longer gap lets in is bounded by
+/// `Run::worth`: the calls fill at least half the run.
+pub const GAP_NS: u64 = 20_000;
 
 /// Object id not looked up yet (0 is "no object").
 pub const UNRESOLVED: u32 = u32::MAX;

@@ -317,6 +317,19 @@ fn slow(s: &ThreadState, op: HostOp, target: Target, t0: u64, t1: u64, bytes: u6
             stop("internal error while sampling; recording stopped");
         }
         unsafe { *libc::__errno_location() = saved };
+        bridge_own_time(s, t1);
+    }
+}
+
+/// The shim's own work inside a call that ends the thread's run (a sample,
+/// describing the file, a record) is no gap the program left between its
+/// calls: the run stretches over it, or it would break at every sample.
+#[inline]
+fn bridge_own_time(s: &ThreadState, t1: u64) {
+    // SAFETY: as in `leave`.
+    let run = unsafe { &mut *s.run.as_ptr() };
+    if run.calls > 0 && run.end == t1 {
+        run.end = ticks();
     }
 }
 
@@ -357,6 +370,7 @@ fn span_slow(s: &ThreadState, op: HostOp, target: Target, t0: u64, t1: u64, byte
 fn start_run(s: &ThreadState, next: Run) {
     end_run(s);
     s.run.set(next);
+    bridge_own_time(s, next.end);
 }
 
 /// Ends the thread's run, writing its record if worth one.
@@ -406,6 +420,7 @@ fn resolve_run(s: &ThreadState) {
     let mut run = s.run.get();
     run.obj = obj;
     s.run.set(run);
+    bridge_own_time(s, run.end);
 }
 
 /// Runs the shim's own work `f` inside a hooked call: keeps errno, and stops

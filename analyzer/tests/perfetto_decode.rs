@@ -61,6 +61,7 @@ fn native_trace_decodes_and_matches_the_model() {
                   "ampere_sgemm_128x64_nn", "Memcpy HtoD", "Memcpy DtoH", "Memset",
                   "data/cpu", "sync", "io", "step 0", "step 1", "OOM"],
         "args": {"read": ["bytes", "path", "filesystem", "fd", "fd class"],
+                 "pread": ["bytes", "path", "calls", "time in calls (ns)"],
                  "sem_wait": ["address"],
                  "cudaLaunchKernel": ["correlation"],
                  "ampere_sgemm_128x64_nn": ["grid", "block", "shared mem", "registers",

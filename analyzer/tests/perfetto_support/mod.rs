@@ -151,6 +151,7 @@ pub fn native() -> (Timeline, Diagnosis) {
         name: worker,
         spans: vec![
             span(2 * MS, 4 * MS, SpanKind::Host(HostOp::Read), 1, 8 * MIB),
+            // A run of 64 short preads.
             span(7 * MS, 3 * MS, SpanKind::Host(HostOp::Pread), 1, 4 * MIB),
             span(
                 10 * MS + 400 * US,
@@ -160,6 +161,14 @@ pub fn native() -> (Timeline, Diagnosis) {
                 4096,
             ),
         ],
+        runs: vec![RunSpan {
+            ts: 7 * MS,
+            dur: 3 * MS,
+            op: HostOp::Pread,
+            obj: 1,
+            calls: 64,
+            busy_ns: 2_800_000,
+        }],
         samples: vec![
             sample(0, 0, 0),
             sample(10 * MS, 9 * MS as u64, 12),

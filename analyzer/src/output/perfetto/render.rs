@@ -58,6 +58,20 @@ fn host_span(cx: &Cx, w: &mut PacketWriter, p: usize, t: usize, i: usize, uuid: 
             let n = w.intern.name_text(op.name());
             w.start(TYPE_SLICE_BEGIN, uuid, n, cat);
             host_op_args(cx, w, p, op, sp.arg, sp.id);
+            // A run of short calls (the shim's `Burst`): one slice over its
+            // extent, and how many calls it holds.
+            let runs = &proc.threads[t].runs;
+            if !runs.is_empty() {
+                let k = runs.partition_point(|r| r.ts < sp.ts);
+                if let Some(r) = runs[k..]
+                    .iter()
+                    .take_while(|r| r.ts == sp.ts)
+                    .find(|r| r.is(&sp))
+                {
+                    w.arg_uint("calls", r.calls);
+                    w.arg_uint("time in calls (ns)", r.busy_ns);
+                }
+            }
             return;
         }
         SpanKind::CudaRuntime | SpanKind::CudaDriver => ("cuda API", "cuda_api"),

@@ -559,6 +559,12 @@ fn a_loop_fix_saves_no_more_than_the_busy_workers_spare_time() {
     );
     assert!(f.evidence.contains("at work 97%"), "{}", f.evidence);
     assert!(f.assumption.contains("spare time"), "{}", f.assumption);
+    // Nor does every fix at once.
+    let all = balanced.combined.as_ref().expect("combined");
+    assert!(
+        (all.est_saving_ns as f64) < 0.05 * window,
+        "{all:?} of {window}"
+    );
 
     let slack = reads_with_a_worker_at(0.3);
     assert_eq!(top(&slack), "io/nfs", "{:#?}", slack.findings);

@@ -222,11 +222,11 @@ pub fn build(i: &Inputs) -> Built {
         if is_masked {
             masked.push(f.cause.clone());
         }
-        out.push(f);
+        out.push(bounded_by_producers(i, f, wall, mean_step));
     }
     let comm_wait = comm_wait(i);
     if let Some(f) = comm_finding(i, comm_wait, wall, mean_step) {
-        out.push(f);
+        out.push(bounded_by_producers(i, f, wall, mean_step));
     }
     out.sort_by(|a, b| {
         b.est_saving_ns
@@ -256,7 +256,9 @@ pub fn build(i: &Inputs) -> Built {
             .chain(&minor)
             .map(|f: &Finding| 1.0 - f.est_saving_ns as f64 / wall as f64)
             .fold(1.0, f64::min);
-        let ratio = replayed.max(floor).min(best);
+        // Only more workers make batches come faster (see `producer_bound`).
+        let batches = producer_bound(i, Fix::Precision, false).unwrap_or(0.0);
+        let ratio = replayed.max(floor).min(best).max(batches.min(best));
         let (saving, after) = estimate(ratio, wall, mean_step);
         let mut assumption = "every fix at once, each as its finding assumes".to_string();
         if ratio > replayed {
@@ -387,7 +389,9 @@ fn swallowed_by_batches(
     (solo < share / 2.0 && both - solo.max(data) >= more).then_some((pair, d, r.batch_wait_ns))
 }
 
-/// The least ratio a loop-side `fix` can reach where the loop never waited
+/// The least ratio a `fix` other than more workers can reach (a loop-side
+/// one here, a kernel-side one in `bounded_by_producers`, every fix at once
+/// in `combined`) where the loop never waited
 /// for a batch (no data model to pace the replay) but the DataLoader's
 /// worker processes had no spare time: the loop cannot take batches faster
 /// than they come, and workers that never wait (for an index to load, or
@@ -398,7 +402,7 @@ fn swallowed_by_batches(
 /// `swallowed` (the batch waits model it) or nothing bounds it.
 fn producer_bound(i: &Inputs, fix: Fix, swallowed: bool) -> Option<f64> {
     let r = i.replays?;
-    if swallowed || !paced_by_batches(fix) || r.data.is_some() || i.cx.tl.source == Source::Kineto {
+    if swallowed || fix == Fix::Data || r.data.is_some() || i.cx.tl.source == Source::Kineto {
         return None;
     }
     let launcher = i.att.launcher?;
@@ -423,6 +427,33 @@ fn producer_bound(i: &Inputs, fix: Fix, swallowed: bool) -> Option<f64> {
         n += 1;
     }
     (n > 0).then(|| n as f64 / inverse)
+}
+
+/// A kernel-side finding `f` held to `producer_bound`: faster kernels
+/// cannot make batches come faster either.
+fn bounded_by_producers(i: &Inputs, mut f: Finding, wall: Ns, mean_step: Ns) -> Finding {
+    let ratio = 1.0 - f.est_saving_ns as f64 / wall as f64;
+    let Some(u) = producer_bound(i, Fix::Precision, false).filter(|&u| ratio < u) else {
+        return f;
+    };
+    let (saving, after) = estimate(u, wall, mean_step);
+    f.est_saving_ns = saving;
+    f.est_step_ns_after = after;
+    f.evidence = format!(
+        "{}; the loop never waited for a batch, but its batch producers were at work {:.0}% \
+         of the time: with faster kernels it would wait for batches, so this fix alone saves \
+         at most {:.0}% (more workers would let it save more)",
+        f.evidence,
+        100.0 * u,
+        100.0 * (1.0 - u)
+    );
+    f.assumption = format!(
+        "{}; batches come no faster than the producers' spare time allows (at work {:.0}% of \
+         the time)",
+        f.assumption,
+        100.0 * u
+    );
+    f
 }
 
 /// A cause's finding to be: its top sub-cause, its idle time, and the fix

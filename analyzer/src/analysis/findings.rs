@@ -121,26 +121,12 @@ pub fn build(i: &Inputs) -> Built {
     // faster batches.
     let mut modeled: Vec<(Fix, bool)> = Vec::new();
     let mut paired = false;
+    let batches = producer_bound(i);
     let mut push = |cause: &str, sub: &str, idle: Ns, fix: Fix, texts: (String, String)| {
         let share = 100.0 * idle as f64 / wall as f64;
         let cap = cap_of(i, fix, idle);
-        let mut alone = capped(ratio(fix), cap, wall);
+        let alone = capped(ratio(fix), cap, wall);
         let swallowed = swallowed_by_batches(i, fix, idle, cap, alone);
-        // Without a batch wait to pace the replay, the producers' own
-        // spare time bounds what a loop-side fix can save.
-        let bound = producer_bound(i, fix, swallowed.is_some()).filter(|&u| alone < u);
-        let mut texts = texts;
-        if let Some(u) = bound {
-            texts.0 = format!(
-                "{}; the loop never waited for a batch, but its batch producers were at work \
-                 {:.0}% of the time: a faster loop would wait for batches, so this fix alone \
-                 saves at most {:.0}% (more workers would let it save more)",
-                texts.0,
-                100.0 * u,
-                100.0 * (1.0 - u)
-            );
-            alone = u;
-        }
         let alone_text = |batch_wait: Ns| {
             format!(
                 "{}; alone, this fix saves {:.0}%: the loop would wait for batches instead (it \
@@ -176,22 +162,14 @@ pub fn build(i: &Inputs) -> Built {
             None => (
                 texts.0.clone(),
                 texts.1.clone(),
-                match bound {
-                    Some(u) => format!(
-                        "{}; batches come no faster than the producers' spare time allows (at \
-                         work {:.0}% of the time)",
-                        assumption(i, fix, sub),
-                        100.0 * u
-                    ),
-                    None => assumption(i, fix, sub),
-                },
+                assumption(i, fix, sub),
                 alone,
             ),
         };
         paired |= r < alone;
         modeled.push((fix, r < alone));
         let (saving, after) = estimate(r, wall, mean_step);
-        out.push(Finding {
+        let f = Finding {
             cause: cause.to_string(),
             sub_cause: sub.to_string(),
             share_pct: round2(share),
@@ -202,6 +180,11 @@ pub fn build(i: &Inputs) -> Built {
             evidence,
             fix: fix_text,
             kernels: Vec::new(),
+        };
+        // More workers are the one fix the producers do not bound.
+        out.push(match batches {
+            Some(u) if fix != Fix::Data => held_to_batches(f, u, wall, mean_step, "a faster loop"),
+            _ => f,
         });
     };
     for p in planned(i) {
@@ -222,11 +205,17 @@ pub fn build(i: &Inputs) -> Built {
         if is_masked {
             masked.push(f.cause.clone());
         }
-        out.push(bounded_by_producers(i, f, wall, mean_step));
+        out.push(match batches {
+            Some(u) => held_to_batches(f, u, wall, mean_step, "with faster kernels the loop"),
+            None => f,
+        });
     }
     let comm_wait = comm_wait(i);
     if let Some(f) = comm_finding(i, comm_wait, wall, mean_step) {
-        out.push(bounded_by_producers(i, f, wall, mean_step));
+        out.push(match batches {
+            Some(u) => held_to_batches(f, u, wall, mean_step, "with faster collectives the loop"),
+            None => f,
+        });
     }
     out.sort_by(|a, b| {
         b.est_saving_ns
@@ -257,8 +246,10 @@ pub fn build(i: &Inputs) -> Built {
             .map(|f: &Finding| 1.0 - f.est_saving_ns as f64 / wall as f64)
             .fold(1.0, f64::min);
         // Only more workers make batches come faster (see `producer_bound`).
-        let batches = producer_bound(i, Fix::Precision, false).unwrap_or(0.0);
-        let ratio = replayed.max(floor).min(best).max(batches.min(best));
+        let ratio = replayed
+            .max(floor)
+            .min(best)
+            .max(batches.unwrap_or(0.0).min(best));
         let (saving, after) = estimate(ratio, wall, mean_step);
         let mut assumption = "every fix at once, each as its finding assumes".to_string();
         if ratio > replayed {
@@ -389,9 +380,8 @@ fn swallowed_by_batches(
     (solo < share / 2.0 && both - solo.max(data) >= more).then_some((pair, d, r.batch_wait_ns))
 }
 
-/// The least ratio a `fix` other than more workers can reach (a loop-side
-/// one here, a kernel-side one in `bounded_by_producers`, every fix at once
-/// in `combined`) where the loop never waited
+/// The least ratio any fix but more workers can reach (each finding's, in
+/// `held_to_batches`, and every fix at once) where the loop never waited
 /// for a batch (no data model to pace the replay) but the DataLoader's
 /// worker processes had no spare time: the loop cannot take batches faster
 /// than they come, and workers that never wait (for an index to load, or
@@ -399,10 +389,11 @@ fn swallowed_by_batches(
 /// at work. A balanced loop (a batch per step, just in time) was credited
 /// the whole of a 30% io stall, where 2.5% was all the workers allowed.
 /// The harmonic mean of u over the workers (their rates add up); None when
-/// `swallowed` (the batch waits model it) or nothing bounds it.
-fn producer_bound(i: &Inputs, fix: Fix, swallowed: bool) -> Option<f64> {
+/// batch waits were recorded (the data model paces the replays then) or
+/// nothing bounds it.
+fn producer_bound(i: &Inputs) -> Option<f64> {
     let r = i.replays?;
-    if swallowed || fix == Fix::Data || r.data.is_some() || i.cx.tl.source == Source::Kineto {
+    if r.data.is_some() || i.cx.tl.source == Source::Kineto {
         return None;
     }
     let launcher = i.att.launcher?;
@@ -429,20 +420,19 @@ fn producer_bound(i: &Inputs, fix: Fix, swallowed: bool) -> Option<f64> {
     (n > 0).then(|| n as f64 / inverse)
 }
 
-/// A kernel-side finding `f` held to `producer_bound`: faster kernels
-/// cannot make batches come faster either.
-fn bounded_by_producers(i: &Inputs, mut f: Finding, wall: Ns, mean_step: Ns) -> Finding {
-    let ratio = 1.0 - f.est_saving_ns as f64 / wall as f64;
-    let Some(u) = producer_bound(i, Fix::Precision, false).filter(|&u| ratio < u) else {
+/// Finding `f` held to `producer_bound`'s `u`, where it claimed more:
+/// `faster` (the fixed job) would wait for batches instead.
+fn held_to_batches(mut f: Finding, u: f64, wall: Ns, mean_step: Ns, faster: &str) -> Finding {
+    if 1.0 - f.est_saving_ns as f64 / wall as f64 >= u {
         return f;
-    };
+    }
     let (saving, after) = estimate(u, wall, mean_step);
     f.est_saving_ns = saving;
     f.est_step_ns_after = after;
     f.evidence = format!(
         "{}; the loop never waited for a batch, but its batch producers were at work {:.0}% \
-         of the time: with faster kernels it would wait for batches, so this fix alone saves \
-         at most {:.0}% (more workers would let it save more)",
+         of the time: {faster} would wait for batches, so this fix alone saves at most {:.0}% \
+         (more workers would let it save more)",
         f.evidence,
         100.0 * u,
         100.0 * (1.0 - u)

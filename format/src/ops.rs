@@ -76,6 +76,7 @@ impl HostOp {
     }
 
     /// Calls that move data to or from an fd.
+    #[inline]
     pub fn is_read(self) -> bool {
         matches!(
             self,
@@ -83,6 +84,7 @@ impl HostOp {
         )
     }
 
+    #[inline]
     pub fn is_write(self) -> bool {
         matches!(self, HostOp::Write | HostOp::Pwrite)
     }

@@ -114,18 +114,11 @@ impl Run {
     }
 }
 
-/// Ops whose short calls may form runs: data moved on a file.
+/// Ops whose short calls may form runs: data moved on a file (a socket's
+/// `recv` moves a producer's data).
 #[inline(always)]
-pub const fn runs(op: HostOp) -> bool {
-    matches!(
-        op,
-        HostOp::Read
-            | HostOp::Pread
-            | HostOp::Readv
-            | HostOp::Preadv
-            | HostOp::Write
-            | HostOp::Pwrite
-    )
+pub fn runs(op: HostOp) -> bool {
+    (op.is_read() && op != HostOp::Recv) || op.is_write()
 }
 
 #[cfg(test)]

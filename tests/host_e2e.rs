@@ -234,6 +234,67 @@ fn back_to_back_short_reads_are_recorded_as_runs() {
     assert_eq!(file["wait_ns"].as_u64(), Some(busy + long_ns), "{file}");
 }
 
+/// Files read one after another, open, read, close, from two class folders
+/// by turns: runs over files, whose object is the folder that holds both.
+#[test]
+fn small_files_read_one_after_another_are_runs_on_their_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let root = tmp.path().join("images");
+    for class in ["a", "b"] {
+        std::fs::create_dir_all(root.join(class)).unwrap();
+        for k in 0..100 {
+            let file = root.join(class).join(format!("{k:03}.jpg"));
+            // Large enough that reading it takes most of the loop's time.
+            std::fs::write(file, vec![7u8; 256 << 10]).unwrap();
+        }
+    }
+    record_python(
+        &rec,
+        &["--min-span-us", "300"],
+        "folder_reads.py",
+        &[root.to_str().unwrap(), "3"],
+    );
+    let recs = dump(&rec);
+    let folder = root.to_str().unwrap();
+    let runs: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["kind"] == "burst" && r["path"] == folder)
+        .collect();
+    let (mut calls, mut files) = (0, 0);
+    for r in &runs {
+        let (busy, dur) = (
+            r["busy_ns"].as_u64().unwrap(),
+            r["dur_ns"].as_u64().unwrap(),
+        );
+        assert!(r["op"] == "read" && r["class"] == "dir", "{r}");
+        assert!(busy >= 300_000 && busy <= dur && 2 * busy >= dur, "{r}");
+        // One read of data a file (the read at its end returns nothing).
+        assert_eq!(
+            r["bytes"].as_u64(),
+            Some((256 << 10) * r["files"].as_u64().unwrap()),
+            "{r}"
+        );
+        calls += r["calls"].as_u64().unwrap();
+        files += r["files"].as_u64().unwrap();
+    }
+    // A load may break a run, or slow a read into a span; most files are
+    // in runs.
+    assert!(files >= 300, "{files} of 600 files in runs over files");
+    assert_eq!(calls, files, "one read a file");
+    let json = tmp.path().join("r.json");
+    let a = Command::new(stallscope())
+        .args(["analyze", "-q", "--json"])
+        .arg(&json)
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let row = &r["host"]["io_by_file"][0];
+    assert_eq!(row["what"], format!("{folder}/*"), "{row}");
+}
+
 #[test]
 fn single_threaded_programs_get_samples_without_an_extra_thread() {
     let tmp = tempfile::tempdir().unwrap();

@@ -287,6 +287,35 @@ fn d2_a_loop_of_reads_too_short_for_spans_is_still_io_on_the_file() {
     );
 }
 
+/// The loop opens, reads and closes 600 small files a step (an image
+/// folder, a sample per file), each read too short to be a span: the shim
+/// keeps them as runs over files, named by their folder.
+#[test]
+fn d3_small_files_read_one_after_another_are_io_on_their_folder() {
+    let (slow, _) = check_estimate_env(
+        "io_files",
+        "io",
+        Some(scratch_fs()),
+        Wrap::None,
+        &[("STALLSCOPE_MIN_SPAN_US", "500")],
+    );
+    let file = &slow["host"]["io_by_file"][0];
+    let what = file["what"].as_str().unwrap();
+    assert!(
+        what.contains("/scenario-files-") && what.ends_with("/*"),
+        "{file}"
+    );
+    let calls = file["calls"].as_u64().unwrap();
+    assert!(calls >= 600 * 10, "{file}");
+    let f = &slow["findings"][0];
+    let (evidence, fix) = (f["evidence"].as_str().unwrap(), f["fix"].as_str().unwrap());
+    assert!(
+        evidence.contains(" small files, one after another"),
+        "{evidence}"
+    );
+    assert!(fix.contains("shards"), "{fix}");
+}
+
 /// 100 ms of Python after each step's sync: host work outside the launch
 /// bursts, which moving it off the loop removes (CUDA graphs would not).
 #[test]

@@ -3,8 +3,8 @@
 
 use stallscope_analyzer::analysis::{Cause, Diagnosis, diagnose};
 use stallscope_analyzer::model::{
-    CopyKind, Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, MemKind, Ns, Precision, Process, Sample,
-    Source, SpanKind, Stream, Thread, Timeline,
+    CopyKind, Gpu, GpuOp, GpuOpKind, HostSpan, IoObject, MemKind, Ns, Precision, Process, RunSpan,
+    Sample, Source, SpanKind, Stream, Thread, Timeline,
 };
 use stallscope_analyzer::output::{report::Report, text};
 use stallscope_format::{FdClass, HostOp};
@@ -436,6 +436,57 @@ fn reads_in_the_loop_are_io_with_the_filesystem() {
         "{}",
         d.findings[0].evidence
     );
+}
+
+/// Each step the loop reads a folder of small files, one after another:
+/// one run of 10 ms, `busy` of it inside the calls and the rest its own
+/// Python between them; then a 10 ms GEMM.
+fn small_files_in_the_loop(busy: Ns) -> Diagnosis {
+    let mut b = B::new();
+    b.file("/mnt/data/images", 0x6969);
+    b.tl.processes[0].objects[0].class = FdClass::Dir;
+    let mut t = 0;
+    for i in 0..5 {
+        let s0 = t;
+        b.span(0, SpanKind::Host(HostOp::Read), t, 10 * MS, 1, 600 * 4096);
+        b.tl.processes[0].threads[0].runs.push(RunSpan {
+            ts: t,
+            dur: 10 * MS,
+            op: HostOp::Read,
+            obj: 1,
+            calls: 600,
+            files: 600,
+            busy_ns: busy as u64,
+        });
+        t += 10 * MS + 10 * US;
+        t = b.gemm_and_wait(t, 10 * MS);
+        b.step(i, s0, t);
+    }
+    b.done().1
+}
+
+/// Faster storage saves a run's time in calls, not the loop's own time
+/// between them; many small files are advised shards.
+#[test]
+fn small_files_read_in_the_loop_save_their_time_in_calls_and_are_advised_shards() {
+    let saved = |d: &Diagnosis| d.steps.mean_ns as f64 - d.findings[0].est_step_ns_after as f64;
+    let (dense, sparse) = (
+        small_files_in_the_loop(10 * MS),
+        small_files_in_the_loop(6 * MS),
+    );
+    assert_eq!(top(&sparse), "io/nfs");
+    let ratio = saved(&sparse) / saved(&dense);
+    assert!(
+        (ratio - 0.6).abs() < 0.05,
+        "saves {ratio:.2} of what a run all in calls saves, not 0.6"
+    );
+    let f = &sparse.findings[0];
+    assert!(
+        f.evidence.contains("/mnt/data/images/* (3000 small files"),
+        "{}",
+        f.evidence
+    );
+    assert!(f.fix.contains("shards"), "{}", f.fix);
 }
 
 /// Each step: the trainer waits `batch_wait` on the pipe from its one

@@ -244,18 +244,24 @@ fixed_records! {
         24 bytes: u64,
     }
 
-    /// A run of hooked calls on one file, each shorter than the span threshold
+    /// A run of hooked calls on files, each shorter than the span threshold
     /// but together at least that long: `calls` calls of kind `op` on `obj`,
     /// each starting soon after the last one's end (20 µs), from
     /// `ts` for `dur` (the run's extent, gaps included). `busy` is the time
-    /// inside the calls; `bytes` the data they moved. Analyses read it as one
-    /// span: many small reads cost the loop as much as one long read.
+    /// inside the calls (and the opens and closes between them); `bytes`
+    /// the data they moved. Analyses read it as one span: many small reads
+    /// cost the loop as much as one long read.
+    ///
+    /// `files` is how many files the run read, one after another (open,
+    /// read, close, next); `obj` is then their folder (a `Dir` object).
+    /// Recordings made before the field hold 0 there: one file.
     Burst = 9, len 48, aux op {
         4 obj: u32,
         8 ts: u64,
         16 dur: u64,
         24 bytes: u64,
-        32 calls: u64,
+        32 calls: u32,
+        36 files: u32,
         40 busy: u64,
     }
 
@@ -491,6 +497,7 @@ mod tests {
             dur: 900_000,
             bytes: 600 * 4096,
             calls: 600,
+            files: 600,
             busy: 810_000,
         };
         let mut buf = [0u8; Burst::LEN];

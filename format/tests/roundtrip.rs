@@ -244,6 +244,7 @@ fn golden_trace() -> Vec<u8> {
         dur: 90_000,
         bytes: 20 * 4096,
         calls: 20,
+        files: 1,
         busy: 80_000,
     };
     unsafe { w.write(Burst::LEN, |b| burst.encode(b)) };

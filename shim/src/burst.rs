@@ -1,10 +1,16 @@
-//! Runs of short calls on one file. A loop that reads a file in 4 KiB pieces
+//! Runs of short calls on files. A loop that reads a file in 4 KiB pieces
 //! makes thousands of calls, each far below the span threshold on a fast
 //! disk (8 µs on a CI machine's), so no span would show where its time went:
 //! only the thread's counters, and the sampler seeing it blocked in the
 //! kernel. Calls on one fd, each starting within `GAP_NS` of the last one's
 //! end, are kept as one run, and a run whose calls add up to the threshold
 //! becomes one `Burst` record.
+//!
+//! A loop over many small files (open, read, close, next: an image folder,
+//! one sample per file) makes a run per file, each too short to be worth a
+//! record. So a run whose file was closed goes on into the next file's
+//! reads, and the opens and closes between them count as its time; its
+//! object is then the files' folder (`Folder`).
 //!
 //! All in ticks, on the calling thread, with no atomics: the run lives in the
 //! thread's TLS state.
@@ -24,6 +30,10 @@ pub const GAP_NS: u64 = 20_000;
 /// Object id not looked up yet (0 is "no object").
 pub const UNRESOLVED: u32 = u32::MAX;
 
+/// `Run::fd` once the run's file is closed: no call extends the run, and
+/// the next file's first read may continue it (`Run::continues`).
+pub const CLOSED: c_int = -2;
+
 /// One thread's current run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Run {
@@ -32,6 +42,8 @@ pub struct Run {
     /// The fd's object, looked up once the run is worth a record.
     pub obj: u32,
     pub calls: u64,
+    /// Files read, one after another.
+    pub files: u32,
     /// Ticks: the first call's start, the last call's end, time in calls.
     pub start: u64,
     pub end: u64,
@@ -45,6 +57,7 @@ impl Run {
         op: 0,
         obj: UNRESOLVED,
         calls: 0,
+        files: 0,
         start: 0,
         end: 0,
         busy: 0,
@@ -59,6 +72,7 @@ impl Run {
             op: op as u8,
             obj: UNRESOLVED,
             calls: 1,
+            files: 1,
             start: t0,
             end: t1,
             busy: t1.wrapping_sub(t0),
@@ -90,6 +104,43 @@ impl Run {
         true
     }
 
+    /// Adds an open or a close [t0, t1) begun within `gap` ticks of the
+    /// run's end: part of reading files one after another.
+    #[inline(always)]
+    pub fn join(&mut self, t0: u64, t1: u64, gap: u64) {
+        if self.calls > 0 && t0.wrapping_sub(self.end) <= gap {
+            self.end = t1;
+            self.busy = self.busy.wrapping_add(t1.wrapping_sub(t0));
+        }
+    }
+
+    /// Whether `next`, the first call on another file, continues this run:
+    /// its file is closed, `next` began within `gap` ticks of its end, it
+    /// is a run over files already or too short to be worth a record on
+    /// its own (a big file read in small pieces keeps its own record), and
+    /// with `next` it stays in calls for half its extent at least. Files
+    /// read between stretches of the program's own work (a cached sample,
+    /// then its decoding) so make no run, and cost no more than before.
+    pub fn continues(&self, next: &Run, gap: u64, threshold: u64) -> bool {
+        self.calls > 0
+            && self.fd == CLOSED
+            && self.op == next.op
+            && next.start.wrapping_sub(self.end) <= gap
+            && (self.files > 1 || !self.worth(threshold))
+            && self.busy.wrapping_add(next.busy).saturating_mul(2)
+                >= next.end.wrapping_sub(self.start)
+    }
+
+    /// Takes in `next` (see `continues`): one more file.
+    pub fn absorb(&mut self, next: Run) {
+        self.fd = next.fd;
+        self.end = next.end;
+        self.busy = self.busy.wrapping_add(next.busy);
+        self.bytes = self.bytes.wrapping_add(next.bytes);
+        self.calls += next.calls;
+        self.files = self.files.saturating_add(1);
+    }
+
     /// Time in calls reached `threshold` ticks with the object not looked
     /// up: the fd is open now, and may not be when the run ends.
     #[inline(always)]
@@ -119,6 +170,74 @@ impl Run {
 #[inline(always)]
 pub fn runs(op: HostOp) -> bool {
     (op.is_read() && op != HostOp::Recv) || op.is_write()
+}
+
+/// Ops that join a run begun before them without starting one: the opens
+/// and closes of files read one after another.
+#[inline(always)]
+pub fn joins(op: HostOp) -> bool {
+    matches!(op, HostOp::Open | HostOp::Close)
+}
+
+/// Longest folder path kept: the fd stash's longest path.
+pub const FOLDER_MAX: usize = 240;
+
+/// The folder that holds every file of a run over files: the parent of the
+/// first file seen, shortened to what the later ones share.
+pub struct Folder {
+    len: usize,
+    bytes: [u8; FOLDER_MAX],
+}
+
+impl Folder {
+    pub const EMPTY: Folder = Folder {
+        len: 0,
+        bytes: [0; FOLDER_MAX],
+    };
+
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The folder's absolute path ("/" for the root).
+    pub fn path(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// Makes the folder hold `file` (an absolute path); true if it changed.
+    pub fn cover(&mut self, file: &[u8]) -> bool {
+        if file.first() != Some(&b'/') {
+            return false;
+        }
+        let slash = file.iter().rposition(|&b| b == b'/').unwrap_or(0);
+        let parent = &file[..slash.max(1)];
+        if self.len == 0 {
+            if parent.len() > FOLDER_MAX {
+                return false;
+            }
+            self.bytes[..parent.len()].copy_from_slice(parent);
+            self.len = parent.len();
+            return true;
+        }
+        let held = self.path();
+        let same = held.iter().zip(parent).take_while(|(a, b)| a == b).count();
+        let at_boundary = |p: &[u8], i: usize| p.len() == i || p[i] == b'/';
+        if held == b"/" || (same == held.len() && at_boundary(parent, same)) {
+            return false; // already under the folder
+        }
+        // The longest shared prefix that ends at a folder boundary.
+        let cut = if same == parent.len() && at_boundary(held, same) {
+            same // `parent` holds the folder
+        } else {
+            held[..same].iter().rposition(|&b| b == b'/').unwrap_or(0)
+        };
+        self.len = cut.max(1);
+        true
+    }
 }
 
 #[cfg(test)]
@@ -198,5 +317,130 @@ mod tests {
         assert!(runs(HostOp::Read) && runs(HostOp::Pwrite));
         assert!(!runs(HostOp::Open) && !runs(HostOp::Close) && !runs(HostOp::Fsync));
         assert!(!runs(HostOp::Recv) && !runs(HostOp::Mmap));
+    }
+
+    /// Files of `reads` calls each: open, the reads, close, `gap` apart.
+    fn files(r: &mut Run, n: u64, reads: u64, gap: u64) {
+        let mut t = r.end + gap;
+        for k in 0..n {
+            let fd = 3 + (k % 2) as c_int;
+            r.join(t, t + 2, GAP); // open
+            t += 2 + gap;
+            for _ in 0..reads {
+                if !r.extend(fd, HostOp::Read, t, t + 4, 4096, GAP) {
+                    let next = Run::first(fd, HostOp::Read, t, t + 4, 4096);
+                    if r.continues(&next, GAP, THRESHOLD) {
+                        r.absorb(next);
+                    } else {
+                        *r = next;
+                    }
+                }
+                t += 4 + gap;
+            }
+            r.fd = CLOSED;
+            r.join(t, t + 1, GAP); // close
+            t += 1 + gap;
+        }
+    }
+
+    #[test]
+    fn small_files_read_one_after_another_make_one_run() {
+        let mut r = Run::first(3, HostOp::Read, 0, 4, 4096);
+        r.fd = CLOSED;
+        r.join(5, 6, GAP);
+        files(&mut r, 9, 1, 1);
+        assert_eq!((r.calls, r.files), (10, 10));
+        // The opens and closes are time in the run's calls.
+        assert_eq!(r.busy, 4 + 1 + 9 * (2 + 4 + 1));
+        assert!(r.worth(THRESHOLD));
+    }
+
+    #[test]
+    fn a_big_file_keeps_its_own_run_and_a_long_pause_ends_one() {
+        // 10 reads on one file: worth a record alone.
+        let mut r = Run::EMPTY;
+        calls(&mut r, 3, 0, 10, 4, 1);
+        r.fd = CLOSED;
+        let next = Run::first(4, HostOp::Read, r.end + 1, r.end + 5, 1);
+        assert!(!r.continues(&next, GAP, THRESHOLD));
+        // Short, but the next file comes after a long pause, or is written.
+        let mut r = Run::first(3, HostOp::Read, 0, 4, 1);
+        r.fd = CLOSED;
+        assert!(!r.continues(
+            &Run::first(4, HostOp::Read, 4 + GAP + 1, 20, 1),
+            GAP,
+            THRESHOLD
+        ));
+        assert!(!r.continues(&Run::first(4, HostOp::Write, 5, 9, 1), GAP, THRESHOLD));
+        assert!(r.continues(&Run::first(4, HostOp::Read, 4 + GAP, 20, 1), GAP, THRESHOLD));
+        // Mostly the program's own time between its files.
+        let mut sparse = Run::first(3, HostOp::Read, 0, 2, 1);
+        sparse.fd = CLOSED;
+        sparse.join(5, 6, GAP); // the close
+        assert!(!sparse.continues(
+            &Run::first(4, HostOp::Read, 6 + GAP, 6 + GAP + 1, 1),
+            GAP,
+            THRESHOLD
+        ));
+        // Its file still open: reading another file does not continue it.
+        r.fd = 3;
+        assert!(!r.continues(&Run::first(4, HostOp::Read, 5, 9, 1), GAP, THRESHOLD));
+        // A run over files goes on, whatever its length.
+        let mut r = Run::first(3, HostOp::Read, 0, 4, 1);
+        r.fd = CLOSED;
+        files(&mut r, 20, 1, 1);
+        assert!(r.worth(THRESHOLD) && r.files == 21);
+        r.fd = CLOSED;
+        assert!(r.continues(
+            &Run::first(9, HostOp::Read, r.end + 1, r.end + 5, 1),
+            GAP,
+            THRESHOLD
+        ));
+    }
+
+    #[test]
+    fn opens_and_closes_join_only_a_run_in_progress() {
+        let mut r = Run::EMPTY;
+        r.join(0, 10, GAP);
+        assert_eq!(r, Run::EMPTY);
+        let mut r = Run::first(3, HostOp::Read, 0, 4, 1);
+        r.join(4 + GAP + 1, 20, GAP);
+        assert_eq!((r.end, r.busy), (4, 4), "after a long pause");
+        assert!(joins(HostOp::Open) && joins(HostOp::Close) && !joins(HostOp::Read));
+    }
+
+    fn covered(files: &[&str]) -> String {
+        let mut f = Folder::EMPTY;
+        for p in files {
+            f.cover(p.as_bytes());
+        }
+        String::from_utf8(f.path().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn a_folder_holds_every_file_of_the_run() {
+        assert_eq!(
+            covered(&["/d/train/a/1.jpg", "/d/train/a/2.jpg"]),
+            "/d/train/a"
+        );
+        // ImageFolder: a class folder per file.
+        assert_eq!(
+            covered(&["/d/train/a/1.jpg", "/d/train/b/2.jpg"]),
+            "/d/train"
+        );
+        // A name that only starts alike is another folder.
+        assert_eq!(covered(&["/d/tr/1", "/d/train/2"]), "/d");
+        assert_eq!(covered(&["/d/train/a/1", "/d/train/2"]), "/d/train");
+        assert_eq!(covered(&["/d/train/1", "/d/train/a/b/2"]), "/d/train");
+        assert_eq!(covered(&["/x/1", "/y/2"]), "/");
+        assert_eq!(covered(&["/1", "/d/2"]), "/");
+        // Relative or overlong paths are not known.
+        assert_eq!(covered(&["d/1"]), "");
+        let long = format!("/{}/1", "x".repeat(FOLDER_MAX));
+        assert_eq!(covered(&[long.as_str()]), "");
+        let mut f = Folder::EMPTY;
+        assert!(f.cover(b"/d/a/1") && !f.cover(b"/d/a/2") && f.cover(b"/d/b/3"));
+        f.clear();
+        assert!(f.is_empty());
     }
 }

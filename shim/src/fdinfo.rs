@@ -104,6 +104,74 @@ pub fn opened(fd: c_int) -> bool {
         && STASH[fd as usize][0].load(Ordering::Relaxed) & OPENED != 0
 }
 
+/// The path `fd` was opened with (absolute), unchecked, into `out`; 0 if
+/// none is remembered or it does not fit. For naming a folder: a wrong
+/// path costs a label, and checking it would cost a stat per file.
+pub fn stashed(fd: c_int, out: &mut [u8]) -> usize {
+    if !opened(fd) {
+        return 0;
+    }
+    let slot = &STASH[fd as usize];
+    let len = (slot[0].load(Ordering::Acquire) & LEN) as usize;
+    if len > out.len() {
+        return 0;
+    }
+    // A word at a time: this runs once per file of a run over files.
+    for (k, chunk) in out[..len].chunks_mut(8).enumerate() {
+        let word = slot[k + 1].load(Ordering::Relaxed).to_le_bytes();
+        chunk.copy_from_slice(&word[..chunk.len()]);
+    }
+    len
+}
+
+/// The kernel's path of `fd` (readlink of /proc/self/fd), into `out`.
+pub fn kernel_path(fd: c_int, out: &mut [u8]) -> usize {
+    fd_path(fd, out)
+}
+
+/// Returns the object id of the folder at `path`, describing it in the
+/// trace on first sight (a `Dir` object). 0 if it cannot be stat'ed.
+pub fn folder_object(w: &mut Writer<'_>, path: &[u8]) -> u32 {
+    let mut cpath = [0u8; 4096];
+    if path.is_empty() || path.len() >= cpath.len() {
+        return 0;
+    }
+    cpath[..path.len()].copy_from_slice(path);
+    // SAFETY: plain stat of a NUL-terminated path into a local.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    if unsafe { libc::stat(cpath.as_ptr().cast(), &mut st) } != 0 {
+        return 0;
+    }
+    let (dev, ino) = (st.st_dev, st.st_ino);
+    if let Some((_, id)) = lookup(dev, ino) {
+        return id;
+    }
+    let fs_magic = fs_type_cached(dev, || {
+        // SAFETY: plain statfs of a NUL-terminated path into a local.
+        let mut sfs: libc::statfs = unsafe { core::mem::zeroed() };
+        if unsafe { libc::statfs(cpath.as_ptr().cast(), &mut sfs) } != 0 {
+            return 0;
+        }
+        sfs.f_type as u32
+    });
+    let id = w.next_object();
+    let obj = Object {
+        class: FdClass::Dir as u8,
+        obj: id,
+        ts: clock::mono_ns(),
+        dev,
+        ino,
+        fs_magic,
+        path: w.string(path),
+        fd: -1,
+    };
+    if !w.meta(Object::LEN, &mut |b| obj.encode(b)) {
+        return 0;
+    }
+    remember(dev, ino, path_hash(path), id, None);
+    id
+}
+
 /// Forgets the path of a closed fd.
 #[inline]
 pub fn forget_path(fd: c_int) {
@@ -278,7 +346,7 @@ pub fn object_for(w: &mut Writer<'_>, fd: c_int) -> u32 {
     let n = n.unwrap_or_else(|| current_path(fd, dev, ino, &mut path));
     let class = classify(fd, st.st_mode);
     let fs_magic = match class {
-        FdClass::File | FdClass::Dir => fs_type_cached(fd, dev),
+        FdClass::File | FdClass::Dir => fs_type_cached(dev, || fs_type(fd)),
         _ => 0,
     };
     let id = w.next_object();
@@ -340,7 +408,7 @@ static FS_MAGIC: [AtomicU32; FS_CACHE] = [const { AtomicU32::new(0) }; FS_CACHE]
 const FS_EMPTY: u64 = u64::MAX;
 const FS_CLAIMED: u64 = u64::MAX - 1;
 
-fn fs_type_cached(fd: c_int, dev: u64) -> u32 {
+fn fs_type_cached(dev: u64, fs_type: impl FnOnce() -> u32) -> u32 {
     let k = (dev as usize).wrapping_mul(0x9E37_79B9) % FS_CACHE;
     let seen = FS_DEV[k].load(Ordering::Acquire);
     if seen == dev {
@@ -352,7 +420,7 @@ fn fs_type_cached(fd: c_int, dev: u64) -> u32 {
             return magic;
         }
     }
-    let magic = fs_type(fd);
+    let magic = fs_type();
     FILLED.store(true, Ordering::Relaxed);
     // One writer at a time per slot: it claims the slot, then fills it.
     if magic != 0
@@ -470,8 +538,22 @@ mod tests {
         remember_path(fd, c"relative.bin".as_ptr(), false);
         assert!(opened(fd), "whatever the path");
         assert!(!take_created(fd));
+        let mut out = [0u8; 64];
+        assert_eq!(stashed(fd, &mut out), 0, "a relative path is not kept");
+        // Whole words and a tail, unchecked against the file.
+        for path in [
+            c"/data/x",
+            c"/data/train/00017.jpg",
+            c"/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p",
+        ] {
+            remember_path(fd, path.as_ptr(), false);
+            let n = stashed(fd, &mut out);
+            assert_eq!(&out[..n], path.to_bytes());
+        }
+        assert_eq!(stashed(fd, &mut [0u8; 8]), 0, "too long for the buffer");
         forget_path(fd);
         assert!(!opened(fd));
+        assert_eq!(stashed(fd, &mut out), 0);
         assert!(!opened(-1) && !opened(STASH_FDS as c_int));
     }
 
@@ -523,12 +605,13 @@ mod tests {
         let slot = |d: u64| (d as usize).wrapping_mul(0x9E37_79B9) % FS_CACHE;
         let d1 = 1u64;
         let d2 = (2..).find(|&d| slot(d) == slot(d1)).unwrap();
-        assert_eq!(fs_type_cached(proc_fd.as_raw_fd(), d1), p);
+        let (pf, of) = (proc_fd.as_raw_fd(), other.as_raw_fd());
+        assert_eq!(fs_type_cached(d1, || fs_type(pf)), p);
         // A hit: the device's type, whatever fd asks.
-        assert_eq!(fs_type_cached(other.as_raw_fd(), d1), p);
+        assert_eq!(fs_type_cached(d1, || fs_type(of)), p);
         // Another device in that slot is described from its own fd, and stays.
-        assert_eq!(fs_type_cached(other.as_raw_fd(), d2), o);
-        assert_eq!(fs_type_cached(proc_fd.as_raw_fd(), d2), o);
+        assert_eq!(fs_type_cached(d2, || fs_type(of)), o);
+        assert_eq!(fs_type_cached(d2, || fs_type(pf)), o);
         reset();
     }
 

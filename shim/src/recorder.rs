@@ -210,9 +210,12 @@ pub fn leave_close(e: Entry, fd: c_int) {
         fd_room::closed(fd);
         // SAFETY: as in `leave`.
         let s = unsafe { &*e.state };
-        if s.run.get().fd == fd {
-            // The next file opened may get this fd number.
-            end_run(s);
+        // SAFETY: the run is this thread's (see `leave`).
+        let run = unsafe { &mut *s.run.as_ptr() };
+        if run.fd == fd {
+            // The next file opened may get this fd number, and its reads may
+            // continue the run (`burst::Run::continues`).
+            run.fd = burst::CLOSED;
         }
         fdinfo::forget_path(fd);
         leave(e, HostOp::Close, Target::Fd(-1), 0, false);
@@ -266,6 +269,10 @@ fn leave(e: Entry, op: HostOp, target: Target, bytes: u64, force: bool) {
         } else if fdinfo::opened(fd) {
             start_run(s, Run::first(fd, op, e.t0, t1, bytes));
         }
+    } else if !span && burst::joins(op) {
+        // SAFETY: as above.
+        let run = unsafe { &mut *s.run.as_ptr() };
+        run.join(e.t0, t1, GAP_TICKS.load(Ordering::Relaxed));
     }
     if span || t1 >= sampler::next_self_sample() {
         slow(s, op, target, e.t0, t1, bytes, span);
@@ -364,13 +371,56 @@ fn span_slow(s: &ThreadState, op: HostOp, target: Target, t0: u64, t1: u64, byte
     unsafe { *libc::__errno_location() = saved };
 }
 
-/// Ends the thread's run (its record if worth one) and begins `next`.
+/// Ends the thread's run (its record if worth one) and begins `next`, or
+/// goes on into `next`'s file if the run reads files one after another.
 #[cold]
 #[inline(never)]
 fn start_run(s: &ThreadState, next: Run) {
-    end_run(s);
-    s.run.set(next);
+    let mut run = s.run.get();
+    let gap = GAP_TICKS.load(Ordering::Relaxed);
+    if run.continues(&next, gap, THRESHOLD_TICKS.load(Ordering::Relaxed)) {
+        run.absorb(next);
+        s.run.set(run);
+        name_folder(s);
+    } else {
+        end_run(s);
+        s.run.set(next);
+        // SAFETY: the folder is this thread's, and only the shim's cold
+        // paths on it touch it.
+        unsafe { (*s.folder.get()).clear() };
+    }
     bridge_own_time(s, next.end);
+}
+
+/// The run reads files one after another: its object becomes the folder
+/// that holds them all, described again only when a file lies outside it.
+/// A file opened by a relative path is taken to be in the folder.
+fn name_folder(s: &ThreadState) {
+    let fd = s.run.get().fd;
+    // SAFETY: as in `start_run`.
+    let folder = unsafe { &mut *s.folder.get() };
+    let mut path = [0u8; burst::FOLDER_MAX + 16];
+    let n = match fdinfo::stashed(fd, &mut path) {
+        0 if folder.is_empty() => fdinfo::kernel_path(fd, &mut path),
+        n => n,
+    };
+    if !folder.cover(&path[..n]) {
+        return;
+    }
+    let mut obj = 0;
+    guarded(
+        "internal error while describing a folder; recording stopped",
+        || {
+            if let Some(rec) = recorder() {
+                obj = fdinfo::folder_object(&mut Writer { rec, s }, folder.path());
+            }
+        },
+    );
+    if obj != 0 {
+        let mut run = s.run.get();
+        run.obj = obj;
+        s.run.set(run);
+    }
 }
 
 /// Ends the thread's run, writing its record if worth one.
@@ -396,7 +446,8 @@ fn end_run(s: &ThreadState) {
                 ts: end.saturating_sub(dur),
                 dur,
                 bytes: r.bytes,
-                calls: r.calls,
+                calls: r.calls.min(u32::MAX as u64) as u32,
+                files: r.files,
                 busy: ticks_to_ns(r.busy),
             };
             Writer { rec, s }.event(Burst::LEN, &mut |buf| b.encode(buf));
@@ -571,6 +622,8 @@ pub fn reset_thread() {
         s.chunk.set(stallscope_format::writer::ChunkWriter::EMPTY);
         s.tid.set(0);
         s.run.set(Run::EMPTY);
+        // SAFETY: the calling thread's own state.
+        unsafe { (*s.folder.get()).clear() };
     });
 }
 

@@ -1,11 +1,11 @@
 //! Per-thread state. Const-initialized, no destructor: the compiler then uses
 //! plain ELF TLS, with no lazy registration and no allocation on first use.
 
-use core::cell::Cell;
+use core::cell::{Cell, UnsafeCell};
 
 use stallscope_format::writer::{ChunkWriter, ThreadSlot};
 
-use crate::burst::Run;
+use crate::burst::{Folder, Run};
 
 pub struct ThreadState {
     /// Reentrancy guard: set while the shim itself runs on this thread, so the
@@ -19,6 +19,8 @@ pub struct ThreadState {
     pub tid: Cell<u32>,
     /// The run of short calls on a file in progress (`burst`).
     pub run: Cell<Run>,
+    /// The folder of the run's files, when it reads files one after another.
+    pub folder: UnsafeCell<Folder>,
 }
 
 thread_local! {
@@ -29,6 +31,7 @@ thread_local! {
             chunk: Cell::new(ChunkWriter::EMPTY),
             tid: Cell::new(0),
             run: Cell::new(Run::EMPTY),
+            folder: UnsafeCell::new(Folder::EMPTY),
         }
     };
 }

@@ -1,7 +1,7 @@
 """Training-loop scenarios on gpusim, each with a known dominant stall, for the
 diagnosis tests. usage: scenario.py LIBGPUSIM NAME [fixed]
 
-NAME: baseline | data_cpu | data_io | io | cpu | precision | memory | sync |
+NAME: baseline | data_cpu | data_io | io | io_files | cpu | precision | memory | sync |
 ckpt | pin_workers | main_loader | dispatch | startup | paced_io | epochs |
 compile_pool.
 `fixed` runs the same loop with the stall removed, to check the what-if.
@@ -65,6 +65,38 @@ def read_for(path, seconds):
     while time.perf_counter() < end:
         os.pread(fd, 4096, rnd.randrange(0, pages) * 4096)
     os.close(fd)
+
+
+def small_files(count):
+    """`count` files of 4 KiB: an image folder, a sharded token store."""
+    root = os.path.join(os.environ.get("SCENARIO_DIR", "/tmp"), f"scenario-files-{os.getpid()}")
+    os.mkdir(root)
+    paths = []
+    for k in range(count):
+        path = os.path.join(root, f"{k:05}.bin")
+        with open(path, "wb") as f:
+            f.write(os.urandom(4096))
+            f.flush()
+            # Clean pages can be evicted without root; a sync of the whole
+            # machine would wait for whatever else is being written.
+            os.fsync(f.fileno())
+        paths.append(path)
+    return root, paths
+
+
+def read_files(paths, evicted):
+    """Opens, reads and closes each file, as an image folder's loader does.
+    Each read is one short call: no run of calls on one file."""
+    for path in paths:
+        # The fixed run opens and closes each file too, for the same cost.
+        fd = os.open(path, os.O_RDONLY)
+        if evicted:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        os.read(fd, 8192)
+        os.close(fd)
 
 
 def data_file():
@@ -254,6 +286,8 @@ def main():
         q.get()  # warm-up batch, outside the steps
     if name == "io":
         path = data_file()
+    if name == "io_files":
+        root, files = small_files(600)
     workers = []
     if name == "main_loader" and fixed:
         # The fix: 4 DataLoader workers at the same cost per batch.
@@ -304,6 +338,9 @@ def main():
             gpu_work(g, 10, 4 * MS)
         elif name == "io":
             read_random(path, 600, evicted=not fixed)
+            gpu_work(g, 10, 4 * MS)
+        elif name == "io_files":
+            read_files(files, evicted=not fixed)
             gpu_work(g, 10, 4 * MS)
         elif name == "cpu":
             gpu_work(g, 10, 3 * MS)
@@ -399,6 +436,10 @@ def main():
         pool.wait()
     if name in ("io", "paced_io"):
         os.unlink(path)
+    if name == "io_files":
+        for path in files:
+            os.unlink(path)
+        os.rmdir(root)
     print("ok")
 
 

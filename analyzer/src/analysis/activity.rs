@@ -14,8 +14,8 @@ use stallscope_format::{FdClass, HostOp};
 use super::saves::{self, SAVE_GAP_NS};
 
 use crate::model::{
-    CopyKind, GpuOpKind, HostSpan, MemKind, Ns, Process, Sample, SpanKind, StrId, Strings, Thread,
-    Timeline,
+    CopyKind, GpuOpKind, HostSpan, MemKind, Ns, Process, RunSpan, Sample, SpanKind, StrId, Strings,
+    Thread, Timeline,
 };
 
 /// What the thread was doing.
@@ -135,9 +135,39 @@ pub struct Seg {
     /// launch-heavy thread yields a few segments per millisecond, not two per
     /// kernel.
     pub launch_ns: u32,
+    /// For I/O segments over runs of short calls (`RunSpan`): the time
+    /// between the calls, the program's own (its Python, a decode), which
+    /// faster storage leaves in place.
+    pub own_ns: u32,
     pub act: Act,
     /// Extra detail: "pipe", "gil", "sleep", "pageable", the fs name...
     pub sub: Sub,
+}
+
+/// Gives the I/O segments over runs of short calls their `own_ns`: each
+/// run's time between its calls (its extent less its `busy_ns`), spread
+/// evenly over the run, for the part of it a segment covers. A loop over
+/// small files spends that time opening the next one in Python: a faster
+/// disk keeps it. Runs of one thread follow each other, sorted by start.
+pub fn mark_run_gaps(segs: &mut [Seg], runs: &[RunSpan]) {
+    if runs.is_empty() {
+        return;
+    }
+    let mut k = 0;
+    for s in segs.iter_mut().filter(|s| s.act == Act::Io) {
+        while k < runs.len() && runs[k].ts + runs[k].dur <= s.start {
+            k += 1;
+        }
+        let mut own = 0.0;
+        for r in runs[k..].iter().take_while(|r| r.ts < s.end) {
+            let overlap = (r.ts + r.dur).min(s.end) - r.ts.max(s.start);
+            if overlap > 0 {
+                let gaps = (r.dur as u64).saturating_sub(r.busy_ns) as f64 / r.dur as f64;
+                own += gaps * overlap as f64;
+            }
+        }
+        s.own_ns = own.min((s.end - s.start) as f64).min(u32::MAX as f64) as u32;
+    }
 }
 
 /// Marks CPU stretches without a launch that the thread's run-queue delay
@@ -206,6 +236,7 @@ impl Mark {
             end,
             what: self.what,
             launch_ns: 0,
+            own_ns: 0,
             act: self.act,
             sub: self.sub,
         }
@@ -331,6 +362,7 @@ fn push_merged(out: &mut Vec<Seg>, seg: Seg) {
                 end: seg.end,
                 what: 0,
                 launch_ns: total,
+                own_ns: 0,
                 act: Act::Cpu,
                 sub: Sub::NONE,
             };
@@ -1003,6 +1035,7 @@ impl<'t> SampleCursor<'t> {
                     end: b,
                     what: 0,
                     launch_ns: 0,
+                    own_ns: 0,
                     act,
                     sub,
                 },
@@ -1019,6 +1052,7 @@ impl<'t> SampleCursor<'t> {
             end: b,
             what: 0,
             launch_ns: 0,
+            own_ns: 0,
             act: Act::Cpu,
             sub: Sub::NONE,
         };
@@ -1047,6 +1081,7 @@ impl<'t> SampleCursor<'t> {
                         end,
                         what: 0,
                         launch_ns: 0,
+                        own_ns: 0,
                         act,
                         sub,
                     },
@@ -1125,9 +1160,41 @@ mod tests {
             end,
             what: 0,
             launch_ns,
+            own_ns: 0,
             act: Act::Cpu,
             sub: Sub::NONE,
         }
+    }
+
+    /// A run's time between its calls goes to the I/O segments over it, in
+    /// proportion to how much of the run each covers.
+    #[test]
+    fn io_segments_over_runs_hold_the_time_between_calls() {
+        let io = |start, end| Seg {
+            act: Act::Io,
+            ..cpu(start, end, 0)
+        };
+        let run = |ts, dur, busy_ns| RunSpan {
+            ts,
+            dur,
+            op: HostOp::Read,
+            obj: 1,
+            calls: 10,
+            files: 10,
+            busy_ns,
+        };
+        // A run of 1000 with 600 in calls, cut in two by a sample; a CPU
+        // segment between; a second run all in calls; an I/O span alone.
+        let mut segs = vec![
+            io(0, 400),
+            io(400, 1000),
+            cpu(1000, 1100, 0),
+            io(1100, 1300),
+            io(2000, 2100),
+        ];
+        mark_run_gaps(&mut segs, &[run(0, 1000, 600), run(1100, 200, 200)]);
+        let own: Vec<u32> = segs.iter().map(|s| s.own_ns).collect();
+        assert_eq!(own, [160, 240, 0, 0, 0]);
     }
 
     /// Samples every 10 ms, with the run-queue delay each interval adds.

@@ -62,7 +62,7 @@ fn top_what(i: &Inputs, cause: Cause, n: usize) -> Vec<(String, Ns, u32, u32)> {
                 let p = &i.cx.tl.processes[pi as usize];
                 let label = match p.object(id) {
                     Some(o) if cause == Cause::Io || cause == Cause::Data => {
-                        i.cx.tl.strings.get(o.path).to_string()
+                        o.label(&i.cx.tl.strings).into_owned()
                     }
                     _ => i.cx.tl.strings.get(id).to_string(),
                 };
@@ -289,8 +289,17 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                     ("", file_rate(i, *pi, *obj, false))
                 };
                 let rate = rate.map(|r| format!(" at {r:.0} MB/s")).unwrap_or_default();
-                parts.push(format!("{verb}{path} on {fs}{rate} ({})", secs(*ns)));
+                let files = match i.cx.file_io(*pi).get(obj).map_or(0, |f| f.files) {
+                    0 => String::new(),
+                    n => format!(" ({n} small files, one after another)"),
+                };
+                parts.push(format!("{verb}{path}{files} on {fs}{rate} ({})", secs(*ns)));
             }
+            // The top wait is a folder of small files: their number costs,
+            // as much as where they are.
+            let small_files = files.first().is_some_and(|(_, _, pi, obj)| {
+                i.cx.file_io(*pi).get(obj).is_some_and(|f| f.files > 0)
+            });
             let what = match (parts.is_empty(), sub) {
                 (false, _) => parts.join(", "),
                 (true, "page-faults") => {
@@ -328,13 +337,18 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
             } else {
                 "move the reads off the thread that launches GPU work (a background reader, prefetched)"
             };
-            (
-                format!("{who} blocked on I/O: {what}"),
+            let fix = if small_files {
+                format!(
+                    "{away}; pack the small files into large shards read sequentially (WebDataset tar \
+                     shards, Arrow/Parquet, LMDB), and keep them on local NVMe or cache them in RAM first"
+                )
+            } else {
                 format!(
                     "{away}, and keep the data on local NVMe or cache it in RAM first; for memory-mapped \
                      datasets read sequentially or pre-fault"
-                ),
-            )
+                )
+            };
+            (format!("{who} blocked on I/O: {what}"), fix)
         }
         Cause::Cpu => {
             let (ev_text, fix) = match sub {

@@ -32,15 +32,19 @@ pub fn clip(all: &[Seg], a: Ns, b: Ns) -> impl Iterator<Item = Seg> + '_ {
 #[inline]
 pub fn clip_one(s: &Seg, a: Ns, b: Ns) -> Seg {
     let (start, end) = (s.start.max(a), s.end.min(b));
-    let launch_ns = if s.launch_ns == 0 || (start == s.start && end == s.end) {
-        s.launch_ns
-    } else {
-        (s.launch_ns as f64 * (end - start) as f64 / (s.end - s.start).max(1) as f64) as u32
+    // Times inside the segment keep their share of it.
+    let part = |ns: u32| {
+        if ns == 0 || (start == s.start && end == s.end) {
+            ns
+        } else {
+            (ns as f64 * (end - start) as f64 / (s.end - s.start).max(1) as f64) as u32
+        }
     };
     Seg {
         start,
         end,
-        launch_ns,
+        launch_ns: part(s.launch_ns),
+        own_ns: part(s.own_ns),
         ..*s
     }
 }
@@ -75,6 +79,9 @@ pub struct FileIo {
     /// Write calls (flushes not counted): bytes per call tell a log's small
     /// appends from a checkpoint's large writes.
     pub write_calls: u64,
+    /// Files read one after another in runs of short calls (the object is
+    /// then their folder).
+    pub files: u64,
 }
 
 impl FileIo {
@@ -173,6 +180,7 @@ impl<'a> Context<'a> {
         );
         saves::absorb(&mut segs);
         activity::mark_queued(&mut segs, &self.thread(r).samples, BURST_GAP_NS);
+        activity::mark_run_gaps(&mut segs, &self.thread(r).runs);
         let segs = Arc::new(segs);
         self.segs
             .lock()
@@ -231,6 +239,9 @@ impl<'a> Context<'a> {
         {
             let Some(f) = m.get_mut(&r.obj) else { continue };
             let busy = r.busy_ns.min(Ns::MAX as u64) as Ns;
+            if r.files > 1 && r.op.is_read() {
+                f.files += u64::from(r.files);
+            }
             if r.op.is_write() {
                 f.write_ns += busy - r.dur;
                 f.write_calls += r.calls.saturating_sub(1);
@@ -912,6 +923,7 @@ mod tests {
             op: HostOp::Write,
             obj: 1,
             calls: 200,
+            files: 1,
             busy_ns: 800,
         }];
         tl.processes.push(p);
@@ -922,5 +934,37 @@ mod tests {
             (200, 800, 24_000)
         );
         assert_eq!((f.read_ns, f.read_bytes), (300, 1 << 20));
+        assert_eq!(f.files, 0, "one file");
+    }
+
+    /// Runs over files count the files they read, not those they wrote.
+    #[test]
+    fn a_folder_counts_the_files_its_runs_read() {
+        let mut tl = Timeline::new(Source::Native, "t");
+        let mut p = proc(10, 1, 0);
+        let run = |op, ts, files| crate::model::RunSpan {
+            ts,
+            dur: 1_000,
+            op,
+            obj: 1,
+            calls: 2 * u64::from(files),
+            files,
+            busy_ns: 900,
+        };
+        p.threads[0].runs = vec![
+            run(HostOp::Write, 0, 50),
+            run(HostOp::Read, 2_000, 600),
+            run(HostOp::Read, 4_000, 600),
+        ];
+        p.threads[0].spans = p.threads[0]
+            .runs
+            .iter()
+            .map(|r| span(r.op, 1, r.ts, r.ts + r.dur))
+            .collect();
+        tl.processes.push(p);
+        let cx = Context::new(&tl, (0, 10_000));
+        let f = cx.file_io(0)[&1];
+        assert_eq!(f.files, 1_200);
+        assert_eq!((f.read_ns, f.write_ns), (1_800, 900));
     }
 }

@@ -145,23 +145,23 @@ struct FileSums {
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum FileKey {
-    Path(StrId),
+    /// A path, and whether it names a folder's files.
+    Path(StrId, bool),
     Inode(u64, u64),
 }
 
 impl FileSums {
     /// The row of `o`'s file.
     fn index(&mut self, tl: &Timeline, fs: &'static str, o: &IoObject) -> usize {
-        let path = tl.strings.get(o.path);
-        let key = match path {
-            "" => FileKey::Inode(o.dev, o.ino),
-            _ => FileKey::Path(o.path),
+        let key = match o.path {
+            0 => FileKey::Inode(o.dev, o.ino),
+            _ => FileKey::Path(o.path, o.class == FdClass::Dir),
         };
         let (by_name, list) = (&mut self.by_name, &mut self.list);
         *self.by_object.entry((fs, key)).or_insert_with(|| {
-            let what = match path {
-                "" => format!("(dev {} inode {})", o.dev, o.ino),
-                p => p.to_string(),
+            let what = match o.path {
+                0 => format!("(dev {} inode {})", o.dev, o.ino),
+                _ => o.label(&tl.strings).into_owned(),
             };
             *by_name.entry((fs, what)).or_insert_with_key(|k| {
                 list.push(IoWait {
@@ -222,7 +222,7 @@ pub fn analyze(tl: &Timeline, window: (Ns, Ns)) -> HostSummary {
                     _ => {
                         let row = *rows.entry(s.id).or_insert_with(|| {
                             let o = p.object(s.id)?;
-                            if !matches!(o.class, FdClass::File | FdClass::BlockDevice) {
+                            if !o.is_storage() {
                                 return None;
                             }
                             let name = fs_name(o.fs_magic);
@@ -672,6 +672,7 @@ mod tests {
             op: HostOp::Pread,
             obj: 1,
             calls: 100,
+            files: 1,
             busy_ns: 8_000,
         }];
         let mut totals = vec![OpTotals::default(); HostOp::ALL.len()];
@@ -701,6 +702,51 @@ mod tests {
         // for a later span.
         let h = analyze(&tl, (5_000, 100_000));
         assert_eq!((h.io_by_file[0].calls, h.io_by_file[0].wait_ns), (1, 40));
+    }
+
+    /// A run over small files has their folder as its object: the folder's
+    /// files are one row, apart from a file of the same name read alone.
+    #[test]
+    fn a_folders_files_are_one_row() {
+        let mut tl = Timeline::new(Source::Native, "t");
+        let mut p = proc(10, 1, "python", 0, 100_000);
+        let dir = IoObject {
+            class: FdClass::Dir,
+            ..file(&mut tl, 1, 0xEF53, "/data/train")
+        };
+        p.objects = vec![dir, file(&mut tl, 2, 0xEF53, "/data/train")];
+        p.threads[0].spans = vec![
+            io(HostOp::Read, 1_000, 10_000, 600 * 4096, 1),
+            io(HostOp::Read, 20_000, 10_000, 600 * 4096, 1),
+            io(HostOp::Read, 40_000, 50, 4096, 2),
+        ];
+        let run = |ts| RunSpan {
+            ts,
+            dur: 10_000,
+            op: HostOp::Read,
+            obj: 1,
+            calls: 600,
+            files: 600,
+            busy_ns: 9_000,
+        };
+        p.threads[0].runs = vec![run(1_000), run(20_000)];
+        tl.processes.push(p);
+        let h = analyze(&tl, (0, 100_000));
+        let rows: Vec<_> = h
+            .io_by_file
+            .iter()
+            .map(|f| (f.what.as_str(), f.calls, f.wait_ns))
+            .collect();
+        assert_eq!(
+            rows,
+            [("/data/train/*", 1_200, 18_000), ("/data/train", 1, 50)]
+        );
+        assert_eq!(h.io_by_fs[0].calls, 1_201);
+        let root = IoObject {
+            class: FdClass::Dir,
+            ..file(&mut tl, 3, 0xEF53, "/")
+        };
+        assert_eq!(root.label(&tl.strings), "/*");
     }
 
     #[test]

@@ -48,6 +48,7 @@ fn push_merged(out: &mut Vec<Seg>, seg: Seg) {
                 end: seg.end,
                 what: 0,
                 launch_ns: total,
+                own_ns: 0,
                 act: Act::Cpu,
                 sub: Sub::NONE,
             };
@@ -124,6 +125,7 @@ pub fn segments(c: &Classifier, p: &Process, th: &Thread, lo: Ns, hi: Ns) -> Vec
                         end: until,
                         what: m.what,
                         launch_ns: 0,
+                        own_ns: 0,
                         act: m.act,
                         sub: m.sub,
                     },
@@ -134,6 +136,7 @@ pub fn segments(c: &Classifier, p: &Process, th: &Thread, lo: Ns, hi: Ns) -> Vec
     }
     super::saves::absorb(&mut out);
     super::activity::mark_queued(&mut out, &th.samples, super::whatif::BURST_GAP_NS);
+    super::activity::mark_run_gaps(&mut out, &th.runs);
     out
 }
 
@@ -143,6 +146,7 @@ fn unexplained(t: &Thread, a: Ns, b: Ns) -> Vec<Seg> {
         end: b,
         what: 0,
         launch_ns: 0,
+        own_ns: 0,
         act: Act::Cpu,
         sub: Sub::NONE,
     };
@@ -180,6 +184,7 @@ fn unexplained(t: &Thread, a: Ns, b: Ns) -> Vec<Seg> {
                 end,
                 what: 0,
                 launch_ns: 0,
+                own_ns: 0,
                 act,
                 sub,
             });
@@ -806,6 +811,8 @@ impl Replay {
             let scale = if removed {
                 if s.act == Act::Cpu && !change.remove.contains(&Act::Launch) {
                     s.launch_ns as f64 / len
+                } else if s.act == Act::Io {
+                    s.own_ns as f64 / len
                 } else {
                     0.0
                 }

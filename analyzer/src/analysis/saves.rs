@@ -89,6 +89,7 @@ mod tests {
             end,
             what,
             launch_ns: 0,
+            own_ns: 0,
             act,
             sub,
         }

@@ -1438,6 +1438,7 @@ mod tests {
             end: start + len,
             what: 0,
             launch_ns: 0,
+            own_ns: 0,
             act: Act::Data,
             sub,
         }

@@ -79,6 +79,8 @@ pub struct RunSpan {
     pub op: HostOp,
     pub obj: u32,
     pub calls: u64,
+    /// Files read one after another (`obj` is then their folder).
+    pub files: u32,
     /// Time inside the calls.
     pub busy_ns: u64,
 }
@@ -117,6 +119,28 @@ pub struct IoObject {
     pub ino: u64,
     pub path: StrId,
     pub fd: i32,
+}
+
+impl IoObject {
+    /// How reports name it: its path; a folder (the object of a run over
+    /// small files read one after another) as the files in it.
+    pub fn label<'a>(&self, strings: &'a super::Strings) -> std::borrow::Cow<'a, str> {
+        let path = strings.get(self.path);
+        match self.class {
+            FdClass::Dir if path.ends_with('/') => format!("{path}*").into(),
+            FdClass::Dir if !path.is_empty() => format!("{path}/*").into(),
+            _ => path.into(),
+        }
+    }
+
+    /// Whether reads and writes on it wait for storage: a file, a block
+    /// device, or a folder's files.
+    pub fn is_storage(&self) -> bool {
+        matches!(
+            self.class,
+            FdClass::File | FdClass::BlockDevice | FdClass::Dir
+        )
+    }
 }
 
 /// How GPU capture went in one process.

@@ -762,7 +762,12 @@ fn host_brief(o: &mut String, h: &HostReport) {
             .collect();
         let mut line = format!("host I/O wait: {}", fs.join(", "));
         if let Some(f) = h.io_by_file.first() {
-            let name = f.what.rsplit('/').next().unwrap_or(&f.what);
+            // A folder's files ("…/images/*") keep the folder's name.
+            let cut = match f.what.strip_suffix("/*") {
+                Some(dir) => dir.rfind('/').map_or(0, |i| i + 1),
+                None => f.what.rfind('/').map_or(0, |i| i + 1),
+            };
+            let name = &f.what[cut..];
             line += &format!("; top file {} {}", name, dur(f.wait_ns));
         }
         lines.push(line);

@@ -167,6 +167,7 @@ pub fn native() -> (Timeline, Diagnosis) {
             op: HostOp::Pread,
             obj: 1,
             calls: 64,
+            files: 1,
             busy_ns: 2_800_000,
         }],
         samples: vec![

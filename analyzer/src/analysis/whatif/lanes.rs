@@ -405,9 +405,12 @@ impl Group {
                 c.remove[act_index(s.act)] || batch_lane || (c.drop_host_work && host_work);
             st.compress = None;
             st.scale = if st.removed {
-                // A merged CPU segment keeps its launch calls unless those go too.
+                // A merged CPU segment keeps its launch calls unless those go
+                // too; a run of short reads, the program's time between them.
                 if s.act == Act::Cpu && !c.remove_launch {
                     s.launch_ns as f64 / len
+                } else if s.act == Act::Io {
+                    s.own_ns as f64 / len
                 } else {
                     0.0
                 }

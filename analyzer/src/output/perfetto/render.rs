@@ -70,6 +70,9 @@ fn host_span(cx: &Cx, w: &mut PacketWriter, p: usize, t: usize, i: usize, uuid: 
                 {
                     w.arg_uint("calls", r.calls);
                     w.arg_uint("time in calls (ns)", r.busy_ns);
+                    if r.files > 1 {
+                        w.arg_uint("files", r.files.into());
+                    }
                 }
             }
             return;

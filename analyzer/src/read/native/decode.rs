@@ -159,7 +159,8 @@ pub(super) fn burst_span(b: &Burst, runs: &mut Vec<RunSpan>) -> Option<HostSpan>
         dur: span.dur,
         op,
         obj: b.obj,
-        calls: b.calls,
+        calls: b.calls as u64,
+        files: b.files.max(1),
         busy_ns: b.busy,
     });
     Some(span)

@@ -599,6 +599,7 @@ mod tests {
                         dur,
                         bytes: 8 * 4096,
                         calls: 8,
+                        files: (dur % 2) as u32 * 8,
                         busy: dur / 2,
                     };
                     (Burst::LEN, Box::new(move |b| r.encode(b)))

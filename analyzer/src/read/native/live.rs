@@ -101,17 +101,17 @@ fn count_file_io(
     if let SpanKind::Host(op) = span.kind
         && is_file_io(op)
         && let Ok(i) = objects.binary_search_by_key(&span.id, |o| o.id)
-        && objects[i].class == FdClass::File
+        && matches!(objects[i].class, FdClass::File | FdClass::Dir)
     {
         let o = &objects[i];
         *io.by_fs
             .entry(stallscope_format::fs_name(o.fs_magic))
             .or_default() += wait;
-        let path = strings.get(o.path);
-        match io.by_file.get_mut(path) {
+        let path = o.label(strings);
+        match io.by_file.get_mut(path.as_ref()) {
             Some(t) => *t += wait,
             None => {
-                io.by_file.insert(path.to_string(), wait);
+                io.by_file.insert(path.into_owned(), wait);
             }
         }
     }

@@ -4,6 +4,7 @@
 mod common;
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::process::Command;
 
 use common::*;
@@ -13,6 +14,17 @@ fn spans<'a>(recs: &'a [Value], op: &str, path: &str) -> Vec<&'a Value> {
     recs.iter()
         .filter(|r| r["kind"] == "span" && r["op"] == op && r["path"] == path)
         .collect()
+}
+
+/// The JSON report of the recording `rec`.
+fn report(rec: &Path) -> Value {
+    let a = Command::new(stallscope())
+        .args(["analyze", "-q", "--json", "-"])
+        .arg(rec)
+        .output()
+        .unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    serde_json::from_slice(&a.stdout).unwrap()
 }
 
 fn counters(recs: &[Value], tid: u64) -> &Value {
@@ -217,15 +229,7 @@ fn back_to_back_short_reads_are_recorded_as_runs() {
         "{calls} of 3000 calls in runs, {} spans",
         long.len()
     );
-    let json = tmp.path().join("r.json");
-    let a = Command::new(stallscope())
-        .args(["analyze", "-q", "--json"])
-        .arg(&json)
-        .arg(&rec)
-        .output()
-        .unwrap();
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
-    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let r = report(&rec);
     let file = &r["host"]["io_by_file"][0];
     assert_eq!(file["what"], path, "{file}");
     let spans = long.len() as u64;
@@ -282,15 +286,7 @@ fn small_files_read_one_after_another_are_runs_on_their_folder() {
     // in runs.
     assert!(files >= 300, "{files} of 600 files in runs over files");
     assert_eq!(calls, files, "one read a file");
-    let json = tmp.path().join("r.json");
-    let a = Command::new(stallscope())
-        .args(["analyze", "-q", "--json"])
-        .arg(&json)
-        .arg(&rec)
-        .output()
-        .unwrap();
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
-    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let r = report(&rec);
     let row = &r["host"]["io_by_file"][0];
     assert_eq!(row["what"], format!("{folder}/*"), "{row}");
 }

@@ -1166,6 +1166,13 @@ mod tests {
         }
     }
 
+    /// A long thread has millions of segments: `own_ns` fits in what was
+    /// padding.
+    #[test]
+    fn a_segment_is_32_bytes() {
+        assert_eq!(size_of::<Seg>(), 32);
+    }
+
     /// A run's time between its calls goes to the I/O segments over it, in
     /// proportion to how much of the run each covers.
     #[test]

@@ -27,6 +27,12 @@ use stallscope_format::HostOp;
 /// `Run::worth`: the calls fill at least half the run.
 pub const GAP_NS: u64 = 20_000;
 
+/// Longest run over files: past it, the next file begins a new run. A
+/// run's record is written when it ends, and a process that leaves by
+/// `_exit` (Python's multiprocessing workers do) loses the one in progress;
+/// a loop over small files keeps its pace in 10 ms pieces.
+pub const LONGEST_OVER_FILES_NS: u64 = 10_000_000;
+
 /// Object id not looked up yet (0 is "no object").
 pub const UNRESOLVED: u32 = u32::MAX;
 
@@ -118,17 +124,19 @@ impl Run {
     /// its file is closed, `next` began within `gap` ticks of its end, it
     /// is a run over files already or too short to be worth a record on
     /// its own (a big file read in small pieces keeps its own record), and
-    /// with `next` it stays in calls for half its extent at least. Files
-    /// read between stretches of the program's own work (a cached sample,
-    /// then its decoding) so make no run, and cost no more than before.
-    pub fn continues(&self, next: &Run, gap: u64, threshold: u64) -> bool {
+    /// with `next` it stays in calls for half its extent at least, and
+    /// within `longest` ticks. Files read between stretches of the
+    /// program's own work (a cached sample, then its decoding) so make no
+    /// run, and cost no more than before.
+    pub fn continues(&self, next: &Run, gap: u64, threshold: u64, longest: u64) -> bool {
+        let extent = next.end.wrapping_sub(self.start);
         self.calls > 0
             && self.fd == CLOSED
             && self.op == next.op
             && next.start.wrapping_sub(self.end) <= gap
             && (self.files > 1 || !self.worth(threshold))
-            && self.busy.wrapping_add(next.busy).saturating_mul(2)
-                >= next.end.wrapping_sub(self.start)
+            && self.busy.wrapping_add(next.busy).saturating_mul(2) >= extent
+            && extent <= longest
     }
 
     /// Takes in `next` (see `continues`): one more file.
@@ -246,6 +254,7 @@ mod tests {
 
     const GAP: u64 = 5;
     const THRESHOLD: u64 = 20;
+    const LONGEST: u64 = 1_000;
 
     /// `n` calls of `len` ticks, `gap` ticks apart, from `t`.
     fn calls(r: &mut Run, fd: c_int, t: u64, n: u64, len: u64, gap: u64) -> u64 {
@@ -329,7 +338,7 @@ mod tests {
             for _ in 0..reads {
                 if !r.extend(fd, HostOp::Read, t, t + 4, 4096, GAP) {
                     let next = Run::first(fd, HostOp::Read, t, t + 4, 4096);
-                    if r.continues(&next, GAP, THRESHOLD) {
+                    if r.continues(&next, GAP, THRESHOLD, LONGEST) {
                         r.absorb(next);
                     } else {
                         *r = next;
@@ -362,17 +371,28 @@ mod tests {
         calls(&mut r, 3, 0, 10, 4, 1);
         r.fd = CLOSED;
         let next = Run::first(4, HostOp::Read, r.end + 1, r.end + 5, 1);
-        assert!(!r.continues(&next, GAP, THRESHOLD));
+        assert!(!r.continues(&next, GAP, THRESHOLD, LONGEST));
         // Short, but the next file comes after a long pause, or is written.
         let mut r = Run::first(3, HostOp::Read, 0, 4, 1);
         r.fd = CLOSED;
         assert!(!r.continues(
             &Run::first(4, HostOp::Read, 4 + GAP + 1, 20, 1),
             GAP,
-            THRESHOLD
+            THRESHOLD,
+            LONGEST,
         ));
-        assert!(!r.continues(&Run::first(4, HostOp::Write, 5, 9, 1), GAP, THRESHOLD));
-        assert!(r.continues(&Run::first(4, HostOp::Read, 4 + GAP, 20, 1), GAP, THRESHOLD));
+        assert!(!r.continues(
+            &Run::first(4, HostOp::Write, 5, 9, 1),
+            GAP,
+            THRESHOLD,
+            LONGEST
+        ));
+        assert!(r.continues(
+            &Run::first(4, HostOp::Read, 4 + GAP, 20, 1),
+            GAP,
+            THRESHOLD,
+            LONGEST
+        ));
         // Mostly the program's own time between its files.
         let mut sparse = Run::first(3, HostOp::Read, 0, 2, 1);
         sparse.fd = CLOSED;
@@ -380,11 +400,17 @@ mod tests {
         assert!(!sparse.continues(
             &Run::first(4, HostOp::Read, 6 + GAP, 6 + GAP + 1, 1),
             GAP,
-            THRESHOLD
+            THRESHOLD,
+            LONGEST,
         ));
         // Its file still open: reading another file does not continue it.
         r.fd = 3;
-        assert!(!r.continues(&Run::first(4, HostOp::Read, 5, 9, 1), GAP, THRESHOLD));
+        assert!(!r.continues(
+            &Run::first(4, HostOp::Read, 5, 9, 1),
+            GAP,
+            THRESHOLD,
+            LONGEST
+        ));
         // A run over files goes on, whatever its length.
         let mut r = Run::first(3, HostOp::Read, 0, 4, 1);
         r.fd = CLOSED;
@@ -394,8 +420,32 @@ mod tests {
         assert!(r.continues(
             &Run::first(9, HostOp::Read, r.end + 1, r.end + 5, 1),
             GAP,
-            THRESHOLD
+            THRESHOLD,
+            LONGEST,
         ));
+    }
+
+    /// A loop over files is cut in pieces of `longest`: each written when
+    /// the next begins.
+    #[test]
+    fn a_run_over_files_ends_at_its_longest() {
+        let mut r = Run::first(3, HostOp::Read, 0, 4, 1);
+        let mut done = 0;
+        let mut t = 5;
+        for _ in 0..1_000 {
+            r.fd = CLOSED;
+            let next = Run::first(4, HostOp::Read, t, t + 4, 1);
+            if r.continues(&next, GAP, THRESHOLD, LONGEST) {
+                r.absorb(next);
+            } else {
+                assert!(r.end - r.start <= LONGEST);
+                done += r.take(THRESHOLD).map_or(0, |r| r.files);
+                r = next;
+            }
+            t += 5;
+        }
+        assert_eq!(done + r.files, 1_001, "every file in one piece or another");
+        assert!(done >= 900, "{done}");
     }
 
     #[test]

@@ -58,6 +58,8 @@ static THRESHOLD_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
 static MIN_SPAN_NS: AtomicU64 = AtomicU64::new(0);
 /// `burst::GAP_NS` in ticks.
 static GAP_TICKS: AtomicU64 = AtomicU64::new(0);
+/// `burst::LONGEST_OVER_FILES_NS` in ticks.
+static LONGEST_TICKS: AtomicU64 = AtomicU64::new(0);
 
 /// Counters of threads that found no free slot; never part of the file.
 #[repr(C, align(64))]
@@ -378,7 +380,8 @@ fn span_slow(s: &ThreadState, op: HostOp, target: Target, t0: u64, t1: u64, byte
 fn start_run(s: &ThreadState, next: Run) {
     let mut run = s.run.get();
     let gap = GAP_TICKS.load(Ordering::Relaxed);
-    if run.continues(&next, gap, THRESHOLD_TICKS.load(Ordering::Relaxed)) {
+    let threshold = THRESHOLD_TICKS.load(Ordering::Relaxed);
+    if run.continues(&next, gap, threshold, LONGEST_TICKS.load(Ordering::Relaxed)) {
         run.absorb(next);
         s.run.set(run);
         name_folder(s);
@@ -592,6 +595,10 @@ pub fn set_threshold(min_span_ns: u64) {
     MIN_SPAN_NS.store(min_span_ns, Ordering::Relaxed);
     THRESHOLD_TICKS.store(clock::ns_to_ticks(min_span_ns), Ordering::Relaxed);
     GAP_TICKS.store(clock::ns_to_ticks(burst::GAP_NS), Ordering::Relaxed);
+    LONGEST_TICKS.store(
+        clock::ns_to_ticks(burst::LONGEST_OVER_FILES_NS),
+        Ordering::Relaxed,
+    );
 }
 
 /// Turns recording off for good, with one line on stderr.

@@ -238,6 +238,32 @@ fn back_to_back_short_reads_are_recorded_as_runs() {
     assert_eq!(file["wait_ns"].as_u64(), Some(busy + long_ns), "{file}");
 }
 
+/// A file's run ends at its close: a process that then leaves by `_exit`
+/// (no exit hook runs) keeps it.
+#[test]
+fn a_files_run_is_written_at_its_close() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("rec");
+    let data = tmp.path().join("big.bin");
+    std::fs::write(&data, vec![3u8; 16 << 20]).unwrap();
+    record_python(
+        &rec,
+        &["--min-span-us", "200"],
+        "read_runs.py",
+        &[data.to_str().unwrap(), "300", "exit"],
+    );
+    let path = data.to_str().unwrap();
+    let recs = dump(&rec);
+    let in_runs: u64 = recs
+        .iter()
+        .filter(|r| r["kind"] == "burst" && r["path"] == path)
+        .map(|r| r["calls"].as_u64().unwrap())
+        .sum();
+    // A call that lost its CPU midway is a span, and splits the run.
+    let spans = spans(&recs, "pread", path).len() as u64;
+    assert!(in_runs + spans >= 250, "{in_runs} calls in runs, {spans} spans");
+}
+
 /// Files read one after another, open, read, close, from two class folders
 /// by turns: runs over files, whose object is the folder that holds both.
 #[test]

@@ -215,9 +215,15 @@ pub fn leave_close(e: Entry, fd: c_int) {
         // SAFETY: the run is this thread's (see `leave`).
         let run = unsafe { &mut *s.run.as_ptr() };
         if run.fd == fd {
-            // The next file opened may get this fd number, and its reads may
-            // continue the run (`burst::Run::continues`).
-            run.fd = burst::CLOSED;
+            if run.files == 1 && run.worth(THRESHOLD_TICKS.load(Ordering::Relaxed)) {
+                // A file worth a record alone: no later file continues it,
+                // and a process may leave by `_exit` before another call.
+                end_run(s);
+            } else {
+                // The next file opened may get this fd number, and its reads
+                // may continue the run (`burst::Run::continues`).
+                run.fd = burst::CLOSED;
+            }
         }
         fdinfo::forget_path(fd);
         leave(e, HostOp::Close, Target::Fd(-1), 0, false);

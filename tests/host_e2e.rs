@@ -248,7 +248,7 @@ fn a_files_run_is_written_at_its_close() {
     std::fs::write(&data, vec![3u8; 16 << 20]).unwrap();
     record_python(
         &rec,
-        &["--min-span-us", "200"],
+        &["--min-span-us", "100"],
         "read_runs.py",
         &[data.to_str().unwrap(), "300", "exit"],
     );
@@ -259,9 +259,13 @@ fn a_files_run_is_written_at_its_close() {
         .filter(|r| r["kind"] == "burst" && r["path"] == path)
         .map(|r| r["calls"].as_u64().unwrap())
         .sum();
-    // A call that lost its CPU midway is a span, and splits the run.
+    // A call that lost its CPU midway is a span, and splits the run; a
+    // piece too short to be worth a record is only counted.
     let spans = spans(&recs, "pread", path).len() as u64;
-    assert!(in_runs + spans >= 250, "{in_runs} calls in runs, {spans} spans");
+    assert!(
+        in_runs + spans >= 150,
+        "{in_runs} calls in runs, {spans} spans"
+    );
 }
 
 /// Files read one after another, open, read, close, from two class folders

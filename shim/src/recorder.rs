@@ -408,19 +408,19 @@ fn name_folder(s: &ThreadState) {
     let fd = s.run.get().fd;
     // SAFETY: as in `start_run`.
     let folder = unsafe { &mut *s.folder.get() };
-    let mut path = [0u8; burst::FOLDER_MAX + 16];
-    let n = match fdinfo::stashed(fd, &mut path) {
-        0 if folder.is_empty() => fdinfo::kernel_path(fd, &mut path),
-        n => n,
-    };
-    if !folder.cover(&path[..n]) {
-        return;
-    }
     let mut obj = 0;
+    // Inside `guarded`: readlink and stat may set errno.
     guarded(
         "internal error while describing a folder; recording stopped",
         || {
-            if let Some(rec) = recorder() {
+            let mut path = [0u8; burst::FOLDER_MAX + 16];
+            let n = match fdinfo::stashed(fd, &mut path) {
+                0 if folder.is_empty() => fdinfo::kernel_path(fd, &mut path),
+                n => n,
+            };
+            if folder.cover(&path[..n])
+                && let Some(rec) = recorder()
+            {
                 obj = fdinfo::folder_object(&mut Writer { rec, s }, folder.path());
             }
         },

@@ -289,17 +289,30 @@ fn spawn_record(rec: &Path, args: &[&str]) -> Child {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    c.spawn().unwrap()
+    interruptible(&mut c).spawn().unwrap()
 }
 
 fn spawn_plain(args: &[&str]) -> Child {
-    Command::new(args[0])
-        .args(&args[1..])
+    let mut c = Command::new(args[0]);
+    c.args(&args[1..])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap()
+        .process_group(0);
+    interruptible(&mut c).spawn().unwrap()
+}
+
+/// SIGINT at its default in the child: tests started in the background of
+/// a non-interactive shell inherit it ignored (POSIX: an asynchronous list
+/// without job control ignores SIGINT), and Ctrl-C would then stop nothing,
+/// with or without record.
+fn interruptible(c: &mut Command) -> &mut Command {
+    // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        })
+    }
 }
 
 fn first_line(c: &mut Child) -> String {

@@ -458,6 +458,14 @@ fixed_records! {
     }
 }
 
+impl Burst {
+    /// How many files the run read: recordings made before `files` hold 0
+    /// there, for one file.
+    pub fn file_count(&self) -> u32 {
+        self.files.max(1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,6 +511,9 @@ mod tests {
         let mut buf = [0u8; Burst::LEN];
         b.encode(&mut buf);
         assert_eq!(Record::decode(&buf, 0).unwrap(), Record::Burst(b));
+        assert_eq!(b.file_count(), 600);
+        // Written before `files`: the high half of a 64-bit call count, 0.
+        assert_eq!(Burst { files: 0, ..b }.file_count(), 1);
     }
 
     #[test]

@@ -263,7 +263,7 @@ fn record_json(pid: u32, chunk_tid: u32, rec: Record<'_>, n: &Names) -> Value {
             let mut m = json!({
                 "tid": chunk_tid, "kind": "burst", "op": op.map_or("unknown", HostOp::name),
                 "ts_ns": b.ts, "dur_ns": b.dur, "bytes": b.bytes, "calls": b.calls,
-                "files": b.files.max(1), "busy_ns": b.busy,
+                "files": b.file_count(), "busy_ns": b.busy,
             });
             if let Some(o) = n.objects.get(&b.obj) {
                 describe_object(&mut m, o, n);

@@ -160,7 +160,7 @@ pub(super) fn burst_span(b: &Burst, runs: &mut Vec<RunSpan>) -> Option<HostSpan>
         op,
         obj: b.obj,
         calls: b.calls as u64,
-        files: b.files.max(1),
+        files: b.file_count(),
         busy_ns: b.busy,
     });
     Some(span)

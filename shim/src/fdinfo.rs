@@ -124,11 +124,6 @@ pub fn stashed(fd: c_int, out: &mut [u8]) -> usize {
     len
 }
 
-/// The kernel's path of `fd` (readlink of /proc/self/fd), into `out`.
-pub fn kernel_path(fd: c_int, out: &mut [u8]) -> usize {
-    fd_path(fd, out)
-}
-
 /// Returns the object id of the folder at `path`, describing it in the
 /// trace on first sight (a `Dir` object). 0 if it cannot be stat'ed.
 pub fn folder_object(w: &mut Writer<'_>, path: &[u8]) -> u32 {
@@ -154,21 +149,35 @@ pub fn folder_object(w: &mut Writer<'_>, path: &[u8]) -> u32 {
         }
         sfs.f_type as u32
     });
+    describe(w, (dev, ino), FdClass::Dir, fs_magic, path, -1, None)
+}
+
+/// Writes a new object's record and remembers it (in bucket `at`, where it
+/// replaces an object of the same inode): its id, 0 if it cannot be written.
+fn describe(
+    w: &mut Writer<'_>,
+    (dev, ino): (u64, u64),
+    class: FdClass,
+    fs_magic: u32,
+    path: &[u8],
+    fd: c_int,
+    at: Option<usize>,
+) -> u32 {
     let id = w.next_object();
     let obj = Object {
-        class: FdClass::Dir as u8,
+        class: class as u8,
         obj: id,
         ts: clock::mono_ns(),
         dev,
         ino,
         fs_magic,
         path: w.string(path),
-        fd: -1,
+        fd,
     };
     if !w.meta(Object::LEN, &mut |b| obj.encode(b)) {
         return 0;
     }
-    remember(dev, ino, path_hash(path), id, None);
+    remember(dev, ino, path_hash(path), id, at);
     id
 }
 
@@ -184,16 +193,11 @@ pub fn forget_path(fd: c_int) {
 /// the file (dev, ino): the stash can be stale when an fd was closed or
 /// replaced by calls the shim does not see.
 fn stashed_path(fd: c_int, dev: u64, ino: u64, out: &mut [u8]) -> usize {
-    if fd < 0 || fd as usize >= STASH_FDS {
+    // Room for the NUL.
+    let room = out.len().saturating_sub(1);
+    let len = stashed(fd, &mut out[..room]);
+    if len == 0 {
         return 0;
-    }
-    let slot = &STASH[fd as usize];
-    let len = (slot[0].load(Ordering::Acquire) & LEN) as usize;
-    if len == 0 || len >= out.len() {
-        return 0;
-    }
-    for (i, b) in out[..len].iter_mut().enumerate() {
-        *b = (slot[i / 8 + 1].load(Ordering::Relaxed) >> ((i % 8) * 8)) as u8;
     }
     out[len] = 0;
     // SAFETY: plain stat of a NUL-terminated path into a local.
@@ -349,23 +353,8 @@ pub fn object_for(w: &mut Writer<'_>, fd: c_int) -> u32 {
         FdClass::File | FdClass::Dir => fs_type_cached(dev, || fs_type(fd)),
         _ => 0,
     };
-    let id = w.next_object();
-    let path_id = w.string(&path[..n]);
-    let obj = Object {
-        class: class as u8,
-        obj: id,
-        ts: clock::mono_ns(),
-        dev,
-        ino,
-        fs_magic,
-        path: path_id,
-        fd,
-    };
-    if !w.meta(Object::LEN, &mut |b| obj.encode(b)) {
-        return 0;
-    }
-    remember(dev, ino, path_hash(&path[..n]), id, known.map(|k| k.0));
-    id
+    let at = known.map(|k| k.0);
+    describe(w, (dev, ino), class, fs_magic, &path[..n], fd, at)
 }
 
 fn classify(fd: c_int, mode: libc::mode_t) -> FdClass {
@@ -446,7 +435,7 @@ fn fs_type(fd: c_int) -> u32 {
 }
 
 /// The fd's path from /proc/self/fd (for pipes and sockets: "pipe:[ino]").
-fn fd_path(fd: c_int, out: &mut [u8]) -> usize {
+pub fn fd_path(fd: c_int, out: &mut [u8]) -> usize {
     let mut link = [0u8; 32];
     let prefix = b"/proc/self/fd/";
     link[..prefix.len()].copy_from_slice(prefix);

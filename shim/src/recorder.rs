@@ -415,7 +415,7 @@ fn name_folder(s: &ThreadState) {
         || {
             let mut path = [0u8; burst::FOLDER_MAX + 16];
             let n = match fdinfo::stashed(fd, &mut path) {
-                0 if folder.is_empty() => fdinfo::kernel_path(fd, &mut path),
+                0 if folder.is_empty() => fdinfo::fd_path(fd, &mut path),
                 n => n,
             };
             if folder.cover(&path[..n])

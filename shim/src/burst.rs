@@ -411,7 +411,7 @@ mod tests {
             THRESHOLD,
             LONGEST
         ));
-        // A run over files goes on, whatever its length.
+        // A run over files goes on, worth a record already or not.
         let mut r = Run::first(3, HostOp::Read, 0, 4, 1);
         r.fd = CLOSED;
         files(&mut r, 20, 1, 1);

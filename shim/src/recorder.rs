@@ -212,8 +212,7 @@ pub fn leave_close(e: Entry, fd: c_int) {
         fd_room::closed(fd);
         // SAFETY: as in `leave`.
         let s = unsafe { &*e.state };
-        // SAFETY: the run is this thread's (see `leave`).
-        let run = unsafe { &mut *s.run.as_ptr() };
+        let run = s.run.get();
         if run.fd == fd {
             if run.files == 1 && run.worth(THRESHOLD_TICKS.load(Ordering::Relaxed)) {
                 // A file worth a record alone: no later file continues it,
@@ -222,7 +221,10 @@ pub fn leave_close(e: Entry, fd: c_int) {
             } else {
                 // The next file opened may get this fd number, and its reads
                 // may continue the run (`burst::Run::continues`).
-                run.fd = burst::CLOSED;
+                s.run.set(Run {
+                    fd: burst::CLOSED,
+                    ..run
+                });
             }
         }
         fdinfo::forget_path(fd);

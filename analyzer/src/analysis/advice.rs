@@ -279,6 +279,9 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
         }
         Cause::Io => {
             let files = top_what(i, Cause::Io, 3);
+            // Small files read one after another in runs (the object is
+            // then their folder).
+            let small_files_of = |pi: u32, obj: u32| i.cx.file_io(pi).get(&obj).map_or(0, |f| f.files);
             let mut parts = Vec::new();
             for (path, ns, pi, obj) in &files {
                 let p = &i.cx.tl.processes[*pi as usize];
@@ -289,7 +292,7 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
                     ("", file_rate(i, *pi, *obj, false))
                 };
                 let rate = rate.map(|r| format!(" at {r:.0} MB/s")).unwrap_or_default();
-                let files = match i.cx.file_io(*pi).get(obj).map_or(0, |f| f.files) {
+                let files = match small_files_of(*pi, *obj) {
                     0 => String::new(),
                     n => format!(" ({n} small files, one after another)"),
                 };
@@ -297,9 +300,7 @@ pub fn explain(i: &Inputs, cause: Cause, sub: &str, idle: Ns) -> (String, String
             }
             // The top wait is a folder of small files: their number costs,
             // as much as where they are.
-            let small_files = files.first().is_some_and(|(_, _, pi, obj)| {
-                i.cx.file_io(*pi).get(obj).is_some_and(|f| f.files > 0)
-            });
+            let small_files = files.first().is_some_and(|&(_, _, pi, obj)| small_files_of(pi, obj) > 0);
             let what = match (parts.is_empty(), sub) {
                 (false, _) => parts.join(", "),
                 (true, "page-faults") => {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use stallscope_format::{FdClass, HostOp};
+use stallscope_format::HostOp;
 
 use super::svg::{self, Shapes, W};
 use super::{Part, dur, heading};
@@ -212,9 +212,7 @@ fn io_series(pr: &Process, a: Ns, b: Ns, bucket: f64) -> (Vec<f64>, Ns) {
             if !io {
                 continue;
             }
-            let file = pr.object(s.id).is_none_or(|o| {
-                matches!(o.class, FdClass::File | FdClass::Dir | FdClass::BlockDevice)
-            });
+            let file = pr.object(s.id).is_none_or(|o| o.is_storage());
             let (s0, s1) = (s.ts.max(a), s.end().min(b));
             if !file || s1 <= s0 {
                 continue;

@@ -101,7 +101,7 @@ fn count_file_io(
     if let SpanKind::Host(op) = span.kind
         && is_file_io(op)
         && let Ok(i) = objects.binary_search_by_key(&span.id, |o| o.id)
-        && matches!(objects[i].class, FdClass::File | FdClass::Dir)
+        && objects[i].is_storage()
     {
         let o = &objects[i];
         *io.by_fs

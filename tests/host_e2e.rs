@@ -16,6 +16,27 @@ fn spans<'a>(recs: &'a [Value], op: &str, path: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// The runs of short calls on `path` (`Burst` records), each checked to be
+/// worth its record under the span threshold `threshold_ns`: that long in
+/// calls, and in calls for half its extent at least.
+fn runs_on<'a>(recs: &'a [Value], path: &str, threshold_ns: u64) -> Vec<&'a Value> {
+    let runs: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["kind"] == "burst" && r["path"] == path)
+        .collect();
+    for r in &runs {
+        let (busy, dur) = (
+            r["busy_ns"].as_u64().unwrap(),
+            r["dur_ns"].as_u64().unwrap(),
+        );
+        assert!(
+            busy >= threshold_ns && busy <= dur && 2 * busy >= dur,
+            "{r}"
+        );
+    }
+    runs
+}
+
 /// The JSON report of the recording `rec`.
 fn report(rec: &Path) -> Value {
     let a = Command::new(stallscope())
@@ -204,18 +225,10 @@ fn back_to_back_short_reads_are_recorded_as_runs() {
     // A call that lost its CPU midway may last past the threshold: a span.
     let long = spans(&recs, "pread", path);
     let long_ns: u64 = long.iter().map(|s| s["dur_ns"].as_u64().unwrap()).sum();
-    let runs: Vec<&Value> = recs
-        .iter()
-        .filter(|r| r["kind"] == "burst" && r["path"] == path)
-        .collect();
+    let runs = runs_on(&recs, path, 200_000);
     let mut calls = 0;
     for r in &runs {
-        let (busy, dur) = (
-            r["busy_ns"].as_u64().unwrap(),
-            r["dur_ns"].as_u64().unwrap(),
-        );
         assert!(r["op"] == "pread" && r["fs"].is_string(), "{r}");
-        assert!(busy >= 200_000 && busy <= dur && 2 * busy >= dur, "{r}");
         assert_eq!(
             r["bytes"].as_u64(),
             Some(65536 * r["calls"].as_u64().unwrap())
@@ -254,9 +267,8 @@ fn a_files_run_is_written_at_its_close() {
     );
     let path = data.to_str().unwrap();
     let recs = dump(&rec);
-    let in_runs: u64 = recs
+    let in_runs: u64 = runs_on(&recs, path, 100_000)
         .iter()
-        .filter(|r| r["kind"] == "burst" && r["path"] == path)
         .map(|r| r["calls"].as_u64().unwrap())
         .sum();
     // A call that lost its CPU midway is a span, and splits the run; a
@@ -291,18 +303,9 @@ fn small_files_read_one_after_another_are_runs_on_their_folder() {
     );
     let recs = dump(&rec);
     let folder = root.to_str().unwrap();
-    let runs: Vec<&Value> = recs
-        .iter()
-        .filter(|r| r["kind"] == "burst" && r["path"] == folder)
-        .collect();
     let (mut calls, mut files) = (0, 0);
-    for r in &runs {
-        let (busy, dur) = (
-            r["busy_ns"].as_u64().unwrap(),
-            r["dur_ns"].as_u64().unwrap(),
-        );
+    for r in runs_on(&recs, folder, 300_000) {
         assert!(r["op"] == "read" && r["class"] == "dir", "{r}");
-        assert!(busy >= 300_000 && busy <= dur && 2 * busy >= dur, "{r}");
         // One read of data a file (the read at its end returns nothing).
         assert_eq!(
             r["bytes"].as_u64(),
